@@ -1,0 +1,63 @@
+import { GatehouseError } from '@gatehouse/core/errors';
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Deps } from './deps.ts';
+import { errorEnvelope } from './http/errors.ts';
+import { requestContext } from './http/request-context.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { healthRoutes } from './routes/health.ts';
+import { openapiRoutes } from './routes/openapi.ts';
+import { serverTokenRoutes } from './routes/server-tokens.ts';
+import { validateRoutes } from './routes/validate.ts';
+
+/** Builds the main API as a Koa app. It never listens: `server.ts` does, tests call it in-process. */
+export function createApp(deps: Deps): Koa {
+  const app = new Koa({ proxy: deps.config.trustProxy });
+  const router = new Router();
+
+  healthRoutes(router, deps);
+  openapiRoutes(router);
+  validateRoutes(router, deps);
+  serverTokenRoutes(router, deps);
+  adminRoutes(router, deps);
+
+  app.use(requestContext(deps.logger));
+  app.use(errorEnvelope(deps.logger));
+  app.use(routeMetrics(deps));
+  app.use(async function notFound(ctx, next) {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
+  });
+  app.use(
+    bodyParser({
+      enableTypes: ['json', 'form'],
+      jsonLimit: deps.config.bodyLimitBytes,
+      formLimit: deps.config.bodyLimitBytes,
+      jsonStrict: true,
+    }),
+  );
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new GatehouseError('method_not_allowed'),
+      notImplemented: () => new GatehouseError('method_not_allowed'),
+    }),
+  );
+  app.silent = true;
+  return app;
+}
+
+function routeMetrics(deps: Deps): Koa.Middleware {
+  return async function routeMetrics(ctx, next) {
+    const end = deps.metrics.httpDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      // The matched route pattern, never the raw path: unknown paths must not create label values.
+      const route = (ctx as { routePath?: string }).routePath ?? 'unmatched';
+      end({ method: ctx.method, route, status: String(ctx.status) });
+    }
+  };
+}

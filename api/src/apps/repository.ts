@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '@gatehouse/core/db';
+import { type App, apps } from '@gatehouse/core/db/schema';
+import { GatehouseError } from '@gatehouse/core/errors';
+import { asc, eq, sql } from 'drizzle-orm';
+import { effectivePlan } from './plans.ts';
+import { newAppKey, newAppSecret } from './secrets.ts';
+import type { AppSettings, AppSettingsPatch } from './settings.ts';
+
+/** How long a looked-up app is trusted before reading it again; writes through this instance clear it. */
+const CACHE_TTL_MS = 2_000;
+
+/** Apps: creation, look-up by public key (cached briefly, it is on every request), rotation, disabling. */
+export class AppRepository {
+  readonly #db: Database;
+  readonly #cache = new Map<string, { app: App | null; at: number }>();
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async create(settings: AppSettings): Promise<{ app: App; secret: string }> {
+    const { secret, hash } = newAppSecret();
+    const [app] = await this.#db
+      .insert(apps)
+      .values({
+        ...toColumns(settings),
+        id: randomUUID(),
+        appKey: newAppKey(),
+        secretHash: hash,
+        name: settings.name,
+      })
+      .returning();
+    return { app: app!, secret };
+  }
+
+  async list(): Promise<App[]> {
+    return this.#db.select().from(apps).orderBy(asc(apps.createdAt));
+  }
+
+  /** The app with this public key, or null; served from a short cache. */
+  async findByKey(appKey: string): Promise<App | null> {
+    const hit = this.#cache.get(appKey);
+    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit.app;
+    const [app] = await this.#db.select().from(apps).where(eq(apps.appKey, appKey)).limit(1);
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(appKey, { app: app ?? null, at: Date.now() });
+    return app ?? null;
+  }
+
+  async findById(id: string): Promise<App | null> {
+    const [app] = await this.#db.select().from(apps).where(eq(apps.id, id)).limit(1);
+    return app ?? null;
+  }
+
+  async require(appKey: string): Promise<App> {
+    this.#cache.delete(appKey);
+    const app = await this.findByKey(appKey);
+    if (!app) throw new GatehouseError('not_found', `No app with key ${appKey}.`);
+    return app;
+  }
+
+  async update(appKey: string, patch: AppSettingsPatch): Promise<App> {
+    return this.#write(appKey, toColumns(patch));
+  }
+
+  /**
+   * Issues a new secret; the old one keeps working for `graceSeconds` so integrators can roll their
+   * deployments. A second rotation inside the grace period ends the first one's grace.
+   */
+  async rotateSecret(appKey: string, graceSeconds: number): Promise<{ app: App; secret: string }> {
+    const current = await this.require(appKey);
+    const { secret, hash } = newAppSecret();
+    const app = await this.#write(appKey, {
+      secretHash: hash,
+      previousSecretHash: graceSeconds > 0 ? current.secretHash : null,
+      previousSecretExpiresAt: graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000) : null,
+    });
+    return { app, secret };
+  }
+
+  async setDisabled(appKey: string, disabled: boolean): Promise<App> {
+    return this.#write(appKey, { disabledAt: disabled ? new Date() : null });
+  }
+
+  async #write(appKey: string, values: Partial<App>): Promise<App> {
+    this.#cache.delete(appKey);
+    const [app] = await this.#db
+      .update(apps)
+      .set({ ...values, updatedAt: sql`now()` })
+      .where(eq(apps.appKey, appKey))
+      .returning();
+    if (!app) throw new GatehouseError('not_found', `No app with key ${appKey}.`);
+    return app;
+  }
+}
+
+function toColumns(s: Partial<AppSettings>): Partial<App> {
+  const out: Partial<App> = {};
+  if (s.name !== undefined) out.name = s.name;
+  if (s.plan !== undefined) out.plan = s.plan;
+  if (s.monthly_quota !== undefined) out.monthlyQuota = s.monthly_quota;
+  if (s.overage_allowed !== undefined) out.overageAllowed = s.overage_allowed;
+  if (s.subscription_expires_at !== undefined) {
+    out.subscriptionExpiresAt =
+      s.subscription_expires_at === null ? null : new Date(s.subscription_expires_at);
+  }
+  if (s.server_token_required !== undefined) out.serverTokenRequired = s.server_token_required;
+  if (s.test_mode !== undefined) out.testMode = s.test_mode;
+  if (s.pass_token_ttl !== undefined) out.passTokenTtl = s.pass_token_ttl;
+  if (s.client_ip_policy !== undefined) out.clientIpPolicy = s.client_ip_policy;
+  if (s.risk_policy !== undefined) out.riskPolicy = s.risk_policy;
+  if (s.allowed_domains !== undefined) out.allowedDomains = s.allowed_domains;
+  return out;
+}
+
+/** The public view of an app: never the secret or its hash. */
+export function describeApp(app: App) {
+  const plan = effectivePlan(app);
+  return {
+    app_key: app.appKey,
+    name: app.name,
+    plan: app.plan,
+    effective_plan: plan.name,
+    monthly_quota: plan.monthlyQuota,
+    overage_allowed: plan.overageAllowed,
+    subscription_expires_at: app.subscriptionExpiresAt?.toISOString() ?? null,
+    server_token_required: app.serverTokenRequired,
+    test_mode: app.testMode,
+    pass_token_ttl: app.passTokenTtl,
+    client_ip_policy: app.clientIpPolicy,
+    risk_policy: app.riskPolicy,
+    allowed_domains: app.allowedDomains,
+    disabled: app.disabledAt !== null,
+    secret_rotation_grace_until: app.previousSecretExpiresAt?.toISOString() ?? null,
+    created_at: app.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '@gatehouse/core/db';
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { AppRepository } from './apps/repository.ts';
+import type { Config } from './config.ts';
+import type { Deps } from './deps.ts';
+import { createMetrics } from './metrics.ts';
+import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+import { loadTokenKeys } from './tokens/master-key.ts';
+
+export interface Runtime extends Deps {
+  /** Releases the database, Redis and timers. */
+  close(): Promise<void>;
+}
+
+/** Opens everything the API depends on, in order, and runs the migrations. */
+export async function bootstrap(config: Config, logger?: Logger): Promise<Runtime> {
+  const log =
+    logger ??
+    pino({
+      level: config.logLevel,
+      redact: { paths: ['*.app_secret', '*.secret', '*.headers', 'req.headers'], censor: '[redacted]' },
+    });
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.pgliteDir,
+    poolMax: config.dbPoolMax,
+  });
+  await database.migrate();
+  const keys = await loadTokenKeys(database.db, config.tokenKey);
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
+  const issuanceLimiter = new IssuanceLimiter(redis);
+  return {
+    config,
+    database,
+    db: database.db,
+    keys,
+    apps: new AppRepository(database.db),
+    issuanceLimiter,
+    metrics: createMetrics(),
+    logger: log,
+    adminToken: config.adminToken ?? localAdminToken(config.dataDir),
+    async close() {
+      await issuanceLimiter.close();
+      redis?.disconnect();
+      await database.close();
+    },
+  };
+}
+
+/**
+ * Without GATEHOUSE_ADMIN_TOKEN a token is generated once into DATA_DIR/admin-token (mode 0600), where
+ * the `gatehouse` command on the same machine finds it.
+ */
+export function localAdminToken(dataDir: string): string {
+  const file = join(dataDir, 'admin-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
+  return token;
+}

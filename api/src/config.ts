@@ -1,0 +1,80 @@
+import { z } from 'zod';
+
+/** The environment, parsed once and typed. `.env.example` lists every key. */
+const schema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must start with postgres:// or postgresql://')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  DATA_DIR: z.string().default('.gatehouse-data'),
+  PGLITE_DIR: z.string().optional(),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  REDIS_URL: z
+    .string()
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  GATEHOUSE_ADMIN_TOKEN: z
+    .string()
+    .min(24, 'GATEHOUSE_ADMIN_TOKEN must be at least 24 characters')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  GATEHOUSE_TOKEN_KEY: z
+    .string()
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  TRUST_PROXY: z
+    .enum(['true', 'false', '1', '0', ''])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(256).max(1_048_576).default(16_384),
+});
+
+export type Config = {
+  host: string;
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Where the embedded database keeps its files; `memory://` for none. */
+  pgliteDir: string;
+  dbPoolMax: number;
+  redisUrl: string | undefined;
+  adminToken: string | undefined;
+  tokenKey: Buffer | undefined;
+  trustProxy: boolean;
+  logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  bodyLimitBytes: number;
+};
+
+/** Parses the environment; throws one precise sentence per bad key, at start-up, never later. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = result.data;
+  let tokenKey: Buffer | undefined;
+  if (e.GATEHOUSE_TOKEN_KEY) {
+    tokenKey = Buffer.from(e.GATEHOUSE_TOKEN_KEY, 'base64');
+    if (tokenKey.length < 32)
+      throw new Error('GATEHOUSE_TOKEN_KEY must be at least 32 bytes, base64-encoded.');
+  }
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    pgliteDir: e.PGLITE_DIR || `${e.DATA_DIR}/pgdata`,
+    dbPoolMax: e.DB_POOL_MAX,
+    redisUrl: e.REDIS_URL,
+    adminToken: e.GATEHOUSE_ADMIN_TOKEN,
+    tokenKey,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+  };
+}

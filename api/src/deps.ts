@@ -1,0 +1,20 @@
+import type { Database, DatabaseHandle } from '@gatehouse/core/db';
+import type { TokenKeys } from '@gatehouse/core/tokens';
+import type { Logger } from 'pino';
+import type { AppRepository } from './apps/repository.ts';
+import type { Config } from './config.ts';
+import type { Metrics } from './metrics.ts';
+import type { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+
+/** Everything a request handler may use; built once in `bootstrap.ts`, injected so tests can build their own. */
+export interface Deps {
+  config: Config;
+  database: DatabaseHandle;
+  db: Database;
+  keys: TokenKeys;
+  apps: AppRepository;
+  issuanceLimiter: IssuanceLimiter;
+  metrics: Metrics;
+  logger: Logger;
+  adminToken: string;
+}

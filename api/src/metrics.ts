@@ -1,0 +1,36 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/** Prometheus metrics, one registry per app instance so tests can build several side by side. */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpDuration: new Histogram({
+      name: 'gatehouse_http_request_duration_seconds',
+      help: 'HTTP request duration by route and status.',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    validations: new Counter({
+      name: 'gatehouse_validations_total',
+      help: 'Token validations that reached a verdict, by token kind and outcome.',
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
+    serverTokensIssued: new Counter({
+      name: 'gatehouse_server_tokens_issued_total',
+      help: 'Server tokens issued.',
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: 'gatehouse_rate_limited_total',
+      help: 'Requests refused by a rate limit, by limit.',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

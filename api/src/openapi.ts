@@ -1,0 +1,261 @@
+import { ERROR_STATUS } from '@gatehouse/core/errors';
+import { z } from 'zod';
+import { appSettings, appSettingsPatch } from './apps/settings.ts';
+import { validateBody } from './routes/validate.ts';
+import { issueServerTokenBody } from './tokens/server-tokens.ts';
+
+/**
+ * The OpenAPI 3.1 document of the main API. Request schemas come from the zod schemas the handlers use,
+ * so the document cannot drift from what is enforced; response schemas are written here and every test
+ * response is checked against them (api/test/openapi-contract.test.ts).
+ */
+const body = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+
+const errorEnvelope = {
+  type: 'object',
+  required: ['code', 'error', 'message'],
+  properties: {
+    code: { const: -1 },
+    error: { enum: Object.keys(ERROR_STATUS) },
+    message: { type: 'string' },
+    msg: { type: 'string', description: 'Same text as message, for SDKs of the origin service.' },
+  },
+};
+
+const ok = (data: object) => ({
+  type: 'object',
+  required: ['code', 'data'],
+  properties: { code: { const: 0 }, data },
+});
+
+const captchaArgs = {
+  type: 'object',
+  required: ['platform', 'user_ip', 'referer', 'pkg', 'solved_at', 'risk_score'],
+  properties: {
+    platform: { type: 'string' },
+    user_ip: { type: 'string' },
+    referer: { type: ['string', 'null'] },
+    pkg: { type: ['string', 'null'] },
+    solved_at: { type: 'integer' },
+    risk_score: { type: 'integer', minimum: 0, maximum: 100 },
+  },
+};
+
+const passVerdict = {
+  type: 'object',
+  required: ['valid', 'challenge_id', 'action', 'uid', 'captcha_args'],
+  properties: {
+    valid: { type: 'boolean' },
+    challenge_id: { type: 'string', pattern: '^ch_' },
+    action: { type: 'string' },
+    uid: { type: ['string', 'null'] },
+    captcha_args: captchaArgs,
+    client_ip_check: { enum: ['match', 'mismatch', 'unverifiable'] },
+    reason: { const: 'client_ip_mismatch' },
+  },
+  additionalProperties: false,
+};
+
+const degradedVerdict = {
+  type: 'object',
+  required: ['valid', 'degraded', 'reason', 'expired'],
+  properties: {
+    valid: { const: false },
+    degraded: { const: true },
+    reason: { const: 'quota_exhausted' },
+    expired: { type: 'boolean' },
+  },
+  additionalProperties: false,
+};
+
+const appView = {
+  type: 'object',
+  required: ['app_key', 'name', 'plan', 'effective_plan', 'monthly_quota', 'disabled'],
+  properties: {
+    app_key: { type: 'string' },
+    app_secret: { type: 'string', description: 'Only in the answers to create and rotate-secret.' },
+    name: { type: 'string' },
+    plan: { type: 'string' },
+    effective_plan: { type: 'string' },
+    monthly_quota: { type: 'integer' },
+    overage_allowed: { type: 'boolean' },
+    disabled: { type: 'boolean' },
+  },
+};
+
+const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+const errors = (...codes: (keyof typeof ERROR_STATUS)[]) => {
+  const out: Record<string, object> = {};
+  for (const code of codes) {
+    const status = String(ERROR_STATUS[code]);
+    out[status] ??= { description: '', ...json(errorEnvelope) };
+    (out[status] as { description: string }).description +=
+      `${out[status] && (out[status] as { description: string }).description ? ', ' : ''}${code}`;
+  }
+  return out;
+};
+const appAuth = [{ appKey: [], appSecret: [] }];
+const adminAuth = [{ admin: [] }];
+const common = errors('invalid_request', 'unsupported_media_type', 'payload_too_large');
+
+export const openapiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Gatehouse API',
+    version: '1.0.0',
+    description:
+      'Human/bot verification. Every error answers the envelope {code: -1, error, message}; SDKs should read the body, not only the status.',
+  },
+  components: {
+    securitySchemes: {
+      appKey: { type: 'apiKey', in: 'header', name: 'X-App-Key' },
+      appSecret: { type: 'apiKey', in: 'header', name: 'X-App-Secret' },
+      admin: { type: 'http', scheme: 'bearer' },
+    },
+    schemas: { ErrorEnvelope: errorEnvelope, CaptchaArgs: captchaArgs },
+  },
+  paths: {
+    '/v1/validate': {
+      post: {
+        summary: 'Validate a pass token (pt_) or a degraded token (dg_). Server-to-server.',
+        security: appAuth,
+        requestBody: { required: true, ...json(body(validateBody)) },
+        responses: {
+          '200': { description: 'A verdict', ...json(ok({ oneOf: [passVerdict, degradedVerdict] })) },
+          ...common,
+          ...errors('invalid_app_key', 'invalid_app_secret', 'app_disabled', 'token_not_found'),
+          ...errors('token_already_used', 'token_expired'),
+        },
+      },
+    },
+    '/v1/server/challenge/issue': {
+      post: {
+        summary: 'Issue a server token (sct_) for challenge initialization. Server-to-server.',
+        security: appAuth,
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': { schema: body(issueServerTokenBody) },
+            'application/json': { schema: body(issueServerTokenBody) },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'The server token',
+            ...json(
+              ok({
+                type: 'object',
+                required: ['server_token', 'expires_in', 'issued_at'],
+                properties: {
+                  server_token: { type: 'string', pattern: '^sct_' },
+                  expires_in: { type: 'integer' },
+                  issued_at: { type: 'integer', description: 'Unix seconds' },
+                },
+                additionalProperties: false,
+              }),
+            ),
+          },
+          ...common,
+          ...errors('invalid_app_key', 'invalid_app_secret', 'app_disabled', 'rate_limit_exceeded'),
+        },
+      },
+    },
+    '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'Alive' } } } },
+    '/readyz': {
+      get: {
+        summary: 'Readiness: the database answers',
+        responses: { '200': { description: 'Ready' }, ...errors('service_unavailable') },
+      },
+    },
+    '/metrics': {
+      get: { summary: 'Prometheus metrics', responses: { '200': { description: 'Metrics text' } } },
+    },
+    '/openapi.json': {
+      get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } },
+    },
+    '/admin/v1/apps': {
+      get: {
+        summary: 'List apps',
+        security: adminAuth,
+        responses: {
+          '200': {
+            description: 'Apps',
+            ...json(ok({ type: 'object', properties: { apps: { type: 'array', items: appView } } })),
+          },
+          ...errors('unauthorized'),
+        },
+      },
+      post: {
+        summary: 'Create an app; the answer is the only time its secret is shown',
+        security: adminAuth,
+        requestBody: { required: true, ...json(body(appSettings)) },
+        responses: {
+          '201': { description: 'Created', ...json(ok(appView)) },
+          ...common,
+          ...errors('unauthorized'),
+        },
+      },
+    },
+    '/admin/v1/apps/{appKey}': {
+      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      get: {
+        summary: 'One app',
+        security: adminAuth,
+        responses: {
+          '200': { description: 'The app', ...json(ok(appView)) },
+          ...errors('unauthorized', 'not_found'),
+        },
+      },
+      patch: {
+        summary: 'Change settings',
+        security: adminAuth,
+        requestBody: { required: true, ...json(body(appSettingsPatch)) },
+        responses: {
+          '200': { description: 'The app', ...json(ok(appView)) },
+          ...common,
+          ...errors('unauthorized', 'not_found'),
+        },
+      },
+    },
+    '/admin/v1/apps/{appKey}/rotate-secret': {
+      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      post: {
+        summary: 'New secret; the previous one keeps working for grace_seconds (default one day)',
+        security: adminAuth,
+        requestBody: {
+          required: false,
+          ...json({
+            type: 'object',
+            properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 2_592_000 } },
+          }),
+        },
+        responses: {
+          '200': { description: 'The app and its new secret', ...json(ok(appView)) },
+          ...errors('unauthorized', 'not_found'),
+        },
+      },
+    },
+    '/admin/v1/apps/{appKey}/disable': {
+      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      post: {
+        summary: 'Disable an app: its credentials stop working at once',
+        security: adminAuth,
+        responses: {
+          '200': { description: 'The app', ...json(ok(appView)) },
+          ...errors('unauthorized', 'not_found'),
+        },
+      },
+    },
+    '/admin/v1/apps/{appKey}/enable': {
+      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      post: {
+        summary: 'Enable a disabled app',
+        security: adminAuth,
+        responses: {
+          '200': { description: 'The app', ...json(ok(appView)) },
+          ...errors('unauthorized', 'not_found'),
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,66 @@
+import { constantTimeEqual } from '@gatehouse/core/crypto';
+import { GatehouseError, success } from '@gatehouse/core/errors';
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { z } from 'zod';
+import { describeApp } from '../apps/repository.ts';
+import { appSettings, appSettingsPatch } from '../apps/settings.ts';
+import type { Deps } from '../deps.ts';
+import { parseOrThrow, readBody } from '../http/body.ts';
+
+const rotateBody = z
+  .object({
+    grace_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 86_400)
+      .default(86_400),
+  })
+  .strict();
+const appKeyParam = z.string().regex(/^ak_[A-Za-z0-9_-]{1,64}$/, 'not an app key');
+
+/** Admin API for the `gatehouse` command and the operator: apps and their secrets, behind a bearer token. */
+export function adminRoutes(router: Router, deps: Deps): void {
+  const guard = requireAdmin(deps.adminToken);
+  const key = (raw: string | undefined) => parseOrThrow(appKeyParam, raw);
+
+  router.get('/admin/v1/apps', guard, async function listApps(ctx) {
+    ctx.body = success({ apps: (await deps.apps.list()).map(describeApp) });
+  });
+  router.post('/admin/v1/apps', guard, async function createApp(ctx) {
+    const settings = readBody(ctx, appSettings.strict());
+    const { app, secret } = await deps.apps.create(settings);
+    ctx.status = 201;
+    ctx.body = success({ ...describeApp(app), app_secret: secret });
+  });
+  router.get('/admin/v1/apps/:appKey', guard, async function getApp(ctx) {
+    ctx.body = success(describeApp(await deps.apps.require(key(ctx.params.appKey))));
+  });
+  router.patch('/admin/v1/apps/:appKey', guard, async function updateApp(ctx) {
+    const patch = readBody(ctx, appSettingsPatch);
+    ctx.body = success(describeApp(await deps.apps.update(key(ctx.params.appKey), patch)));
+  });
+  router.post('/admin/v1/apps/:appKey/rotate-secret', guard, async function rotateSecret(ctx) {
+    const hasBody = Number(ctx.get('Content-Length') || 0) > 0;
+    const { grace_seconds } = hasBody ? readBody(ctx, rotateBody) : rotateBody.parse({});
+    const { app, secret } = await deps.apps.rotateSecret(key(ctx.params.appKey), grace_seconds);
+    ctx.body = success({ ...describeApp(app), app_secret: secret });
+  });
+  router.post('/admin/v1/apps/:appKey/disable', guard, async function disableApp(ctx) {
+    ctx.body = success(describeApp(await deps.apps.setDisabled(key(ctx.params.appKey), true)));
+  });
+  router.post('/admin/v1/apps/:appKey/enable', guard, async function enableApp(ctx) {
+    ctx.body = success(describeApp(await deps.apps.setDisabled(key(ctx.params.appKey), false)));
+  });
+}
+
+/** Bearer-token guard, compared in constant time. */
+function requireAdmin(adminToken: string): Middleware {
+  return async function requireAdmin(ctx, next) {
+    const header = ctx.get('Authorization');
+    const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
+    if (!presented || !constantTimeEqual(presented, adminToken)) throw new GatehouseError('unauthorized');
+    await next();
+  };
+}

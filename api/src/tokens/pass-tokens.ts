@@ -1,0 +1,124 @@
+import { randomId } from '@gatehouse/core/crypto';
+import type { Database } from '@gatehouse/core/db';
+import { type App, passTokens } from '@gatehouse/core/db/schema';
+import { GatehouseError } from '@gatehouse/core/errors';
+import { compareClientIp, type IpComparison } from '@gatehouse/core/ip';
+import type { TokenKeys } from '@gatehouse/core/tokens';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+
+/** Context recorded when the challenge was solved (spec: captcha_args). */
+export interface CaptchaArgs {
+  platform: string;
+  user_ip: string;
+  referer: string | null;
+  pkg: string | null;
+  solved_at: number;
+  risk_score: number;
+}
+
+export interface MintPassToken {
+  app: Pick<App, 'id' | 'passTokenTtl'>;
+  challengeId: string;
+  action: string;
+  uid?: string | null;
+  captchaArgs: CaptchaArgs;
+}
+
+/** Records a solved challenge and returns its single-use `pt_` token. The challenge flow calls this. */
+export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPassToken): Promise<string> {
+  const id = randomId(16);
+  const issuedAt = new Date();
+  const expiresAt = new Date(issuedAt.getTime() + input.app.passTokenTtl * 1000);
+  await db.insert(passTokens).values({
+    id,
+    appId: input.app.id,
+    challengeId: input.challengeId,
+    action: input.action,
+    uid: input.uid ?? null,
+    captchaArgs: input.captchaArgs,
+    issuedAt,
+    expiresAt,
+  });
+  return keys.sealPass({ id, app: input.app.id, exp: Math.floor(expiresAt.getTime() / 1000) });
+}
+
+export interface PassVerdict {
+  valid: boolean;
+  challenge_id: string;
+  action: string;
+  uid: string | null;
+  captcha_args: CaptchaArgs;
+  /** How `client_ip` compared with the solve-time IP; absent when no client_ip was sent. */
+  client_ip_check?: IpComparison;
+  /** Why a verified token is not valid (the app's client_ip_policy is `reject` and the IP did not match). */
+  reason?: 'client_ip_mismatch';
+}
+
+export interface ValidateOptions {
+  clientIp?: string | undefined;
+  idempotencyKey?: string | undefined;
+  /** Verify without consuming (drop-in compatibility with the origin service's SDKs). */
+  keepToken?: boolean | undefined;
+}
+
+/**
+ * Validates a `pt_` token for `app`: 1. MAC and shape (no database touched for a forgery), 2. the token
+ * belongs to this app, 3. lifetime, 4. atomic consumption (one conditional UPDATE: of any number of
+ * concurrent validations exactly one wins), 5. idempotent retries, 6. the client IP policy.
+ */
+export async function validatePassToken(
+  db: Database,
+  keys: TokenKeys,
+  app: Pick<App, 'id' | 'clientIpPolicy'>,
+  token: string,
+  options: ValidateOptions = {},
+): Promise<PassVerdict> {
+  const payload = keys.openPass(token);
+  if (!payload || payload.app !== app.id) throw new GatehouseError('token_not_found');
+  if (payload.exp * 1000 <= Date.now()) throw new GatehouseError('token_expired');
+
+  let row: typeof passTokens.$inferSelect | undefined;
+  if (options.keepToken) {
+    [row] = await db.select().from(passTokens).where(eq(passTokens.id, payload.id)).limit(1);
+    if (!row || row.appId !== app.id) throw new GatehouseError('token_not_found');
+    if (row.consumedAt) throw new GatehouseError('token_already_used');
+  } else {
+    [row] = await db
+      .update(passTokens)
+      .set({ consumedAt: sql`now()`, idempotencyKey: options.idempotencyKey ?? null })
+      .where(and(eq(passTokens.id, payload.id), eq(passTokens.appId, app.id), isNull(passTokens.consumedAt)))
+      .returning();
+    if (!row) {
+      const [existing] = await db.select().from(passTokens).where(eq(passTokens.id, payload.id)).limit(1);
+      if (!existing || existing.appId !== app.id) throw new GatehouseError('token_not_found');
+      const sameRetry =
+        options.idempotencyKey !== undefined && existing.idempotencyKey === options.idempotencyKey;
+      if (!sameRetry) throw new GatehouseError('token_already_used');
+      row = existing;
+    }
+  }
+
+  const captchaArgs = row.captchaArgs as CaptchaArgs;
+  const verdict: PassVerdict = {
+    valid: true,
+    challenge_id: row.challengeId,
+    action: row.action,
+    uid: row.uid,
+    captcha_args: captchaArgs,
+  };
+  if (options.clientIp !== undefined) {
+    verdict.client_ip_check = compareClientIp(captchaArgs.user_ip, options.clientIp);
+    if (verdict.client_ip_check === 'mismatch' && app.clientIpPolicy === 'reject') {
+      verdict.valid = false;
+      verdict.reason = 'client_ip_mismatch';
+    }
+  }
+  return verdict;
+}
+
+/** Deletes tokens that expired more than `graceSeconds` ago; run periodically. */
+export async function purgeExpiredPassTokens(db: Database, graceSeconds = 3600): Promise<void> {
+  await db
+    .delete(passTokens)
+    .where(sql`${passTokens.expiresAt} < now() - make_interval(secs => ${graceSeconds})`);
+}

@@ -1,0 +1,145 @@
+import { randomId } from '@gatehouse/core/crypto';
+import type { Database } from '@gatehouse/core/db';
+import { type App, serverTokens } from '@gatehouse/core/db/schema';
+import { GatehouseError } from '@gatehouse/core/errors';
+import { isIp, normalizeIp } from '@gatehouse/core/ip';
+import type { TokenKeys } from '@gatehouse/core/tokens';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import { z } from 'zod';
+
+/** Spec: ttl defaults to 300 s, at most 900. max_uses defaults to 10; 1000 is our documented maximum. */
+export const SERVER_TOKEN_LIMITS = {
+  ttlDefault: 300,
+  ttlMax: 900,
+  maxUsesDefault: 10,
+  maxUsesMax: 1000,
+} as const;
+
+const ACTION = /^[A-Za-z0-9_.:-]{1,64}$/;
+export const actionSchema = z
+  .string()
+  .regex(ACTION, 'action must be 1 to 64 characters of letters, digits, _ . : or -');
+
+/** Form bodies carry strings, JSON bodies numbers: accept both, reject anything else precisely. */
+const intField = (min: number, max: number, fallback: number) =>
+  z
+    .union([z.number(), z.string().regex(/^\d{1,9}$/, 'must be a whole number')])
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .default(fallback);
+
+const ipField = z
+  .string()
+  .refine(isIp, 'must be an IPv4 or IPv6 address')
+  .transform((v) => normalizeIp(v)!);
+
+export const issueServerTokenBody = z
+  .object({
+    action: actionSchema,
+    ttl: intField(1, SERVER_TOKEN_LIMITS.ttlMax, SERVER_TOKEN_LIMITS.ttlDefault),
+    max_uses: intField(1, SERVER_TOKEN_LIMITS.maxUsesMax, SERVER_TOKEN_LIMITS.maxUsesDefault),
+    bind_ip: ipField.optional(),
+    /** Alias used by the origin service's public SDKs. */
+    binding_ip: ipField.optional(),
+    bind_device_id: z.string().min(1).max(128).optional(),
+    bind_fingerprint: z.string().min(1).max(256).optional(),
+    bind_uid: z.string().min(1).max(128).optional(),
+  })
+  .refine((b) => !(b.bind_ip && b.binding_ip && b.bind_ip !== b.binding_ip), {
+    message: 'bind_ip and binding_ip disagree',
+    path: ['bind_ip'],
+  });
+export type IssueServerToken = z.infer<typeof issueServerTokenBody>;
+
+export interface IssuedServerToken {
+  server_token: string;
+  expires_in: number;
+  issued_at: number;
+}
+
+/** Issues an `sct_` token: the row holds its bindings and use count, the token only its id and expiry. */
+export async function issueServerToken(
+  db: Database,
+  keys: TokenKeys,
+  app: Pick<App, 'id'>,
+  input: IssueServerToken,
+): Promise<IssuedServerToken> {
+  const id = randomId(16);
+  const issuedAt = Math.floor(Date.now() / 1000);
+  const expiresAt = issuedAt + input.ttl;
+  await db.insert(serverTokens).values({
+    id,
+    appId: app.id,
+    action: input.action,
+    maxUses: input.max_uses,
+    bindIp: input.bind_ip ?? input.binding_ip ?? null,
+    bindDeviceId: input.bind_device_id ?? null,
+    bindFingerprint: input.bind_fingerprint ?? null,
+    bindUid: input.bind_uid ?? null,
+    issuedAt: new Date(issuedAt * 1000),
+    expiresAt: new Date(expiresAt * 1000),
+  });
+  return {
+    server_token: keys.sealServer({ id, app: app.id, exp: expiresAt }),
+    expires_in: input.ttl,
+    issued_at: issuedAt,
+  };
+}
+
+export interface ServerTokenPresentation {
+  action: string;
+  ip: string;
+  deviceId?: string | undefined;
+  fingerprint?: string | undefined;
+}
+
+/**
+ * Accepts a server token at challenge initialization: 1. MAC and app (nothing read for a forgery),
+ * 2. expiry, 3. the row exists, 4. action and bindings match the request, 5. one use counted atomically
+ * (a conditional UPDATE, so concurrent inits never exceed max_uses). Returns the bound uid, if any.
+ */
+export async function useServerToken(
+  db: Database,
+  keys: TokenKeys,
+  app: Pick<App, 'id'>,
+  token: string,
+  seen: ServerTokenPresentation,
+): Promise<{ uid: string | null }> {
+  const payload = keys.openServer(token);
+  if (!payload || payload.app !== app.id) throw new GatehouseError('server_token_invalid');
+  if (payload.exp * 1000 <= Date.now()) throw new GatehouseError('server_token_expired');
+  const [row] = await db.select().from(serverTokens).where(eq(serverTokens.id, payload.id)).limit(1);
+  if (!row || row.appId !== app.id) throw new GatehouseError('server_token_invalid');
+  if (row.action !== seen.action) throw new GatehouseError('server_token_action_mismatch');
+  if (row.bindIp && row.bindIp !== normalizeIp(seen.ip)) {
+    throw new GatehouseError(
+      'server_token_binding_mismatch',
+      'The request IP does not match the server token.',
+    );
+  }
+  if (row.bindDeviceId && row.bindDeviceId !== seen.deviceId) {
+    throw new GatehouseError(
+      'server_token_binding_mismatch',
+      'The device id does not match the server token.',
+    );
+  }
+  if (row.bindFingerprint && row.bindFingerprint !== seen.fingerprint) {
+    throw new GatehouseError(
+      'server_token_binding_mismatch',
+      'The fingerprint does not match the server token.',
+    );
+  }
+  const [used] = await db
+    .update(serverTokens)
+    .set({ uses: sql`${serverTokens.uses} + 1` })
+    .where(
+      and(
+        eq(serverTokens.id, row.id),
+        lt(serverTokens.uses, serverTokens.maxUses),
+        gt(serverTokens.expiresAt, sql`now()`),
+      ),
+    )
+    .returning({ uses: serverTokens.uses });
+  if (!used) throw new GatehouseError('server_token_exhausted');
+  return { uid: row.bindUid };
+}

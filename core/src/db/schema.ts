@@ -1,0 +1,93 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+
+/*
+ * CockroachDB-compatible by construction: random text keys (no SERIAL), plain types, one DDL statement
+ * per migration step. Timestamps are timestamptz; every expiry check uses the database clock or a value
+ * sealed into a token, never a mix.
+ */
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const apps = pgTable('apps', {
+  id: text('id').primaryKey(),
+  appKey: text('app_key').notNull().unique(),
+  name: text('name').notNull(),
+  secretHash: text('secret_hash').notNull(),
+  previousSecretHash: text('previous_secret_hash'),
+  previousSecretExpiresAt: tstz('previous_secret_expires_at'),
+  plan: text('plan').notNull().default('free'),
+  /** Overrides the plan's monthly quota (custom quotas). */
+  monthlyQuota: integer('monthly_quota'),
+  /** Overrides the plan's overage rule. */
+  overageAllowed: boolean('overage_allowed'),
+  subscriptionExpiresAt: tstz('subscription_expires_at'),
+  serverTokenRequired: boolean('server_token_required').notNull().default(false),
+  testMode: boolean('test_mode').notNull().default(false),
+  passTokenTtl: integer('pass_token_ttl').notNull().default(300),
+  clientIpPolicy: text('client_ip_policy').notNull().default('report'),
+  riskPolicy: jsonb('risk_policy').notNull().default({}),
+  allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
+  disabledAt: tstz('disabled_at'),
+  createdAt: tstz('created_at').notNull().defaultNow(),
+  updatedAt: tstz('updated_at').notNull().defaultNow(),
+});
+
+export const passTokens = pgTable(
+  'pass_tokens',
+  {
+    id: text('id').primaryKey(),
+    appId: text('app_id').notNull(),
+    challengeId: text('challenge_id').notNull(),
+    action: text('action').notNull(),
+    uid: text('uid'),
+    captchaArgs: jsonb('captcha_args').notNull(),
+    issuedAt: tstz('issued_at').notNull(),
+    expiresAt: tstz('expires_at').notNull(),
+    consumedAt: tstz('consumed_at'),
+    /** Set at consumption: a retry with the same key gets the same verdict instead of token_already_used. */
+    idempotencyKey: text('idempotency_key'),
+  },
+  (t) => [index('pass_tokens_expires_at_idx').on(t.expiresAt)],
+);
+
+export const serverTokens = pgTable(
+  'server_tokens',
+  {
+    id: text('id').primaryKey(),
+    appId: text('app_id').notNull(),
+    action: text('action').notNull(),
+    maxUses: integer('max_uses').notNull(),
+    uses: integer('uses').notNull().default(0),
+    bindIp: text('bind_ip'),
+    bindDeviceId: text('bind_device_id'),
+    bindFingerprint: text('bind_fingerprint'),
+    bindUid: text('bind_uid'),
+    issuedAt: tstz('issued_at').notNull(),
+    expiresAt: tstz('expires_at').notNull(),
+  },
+  (t) => [index('server_tokens_expires_at_idx').on(t.expiresAt)],
+);
+
+/** Challenges counted per app and calendar month (UTC), for quotas. */
+export const appUsage = pgTable(
+  'app_usage',
+  {
+    appId: text('app_id').notNull(),
+    period: text('period').notNull(),
+    challenges: integer('challenges').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.period] })],
+);
+
+/** Deployment-wide values generated once and shared by every instance (the token master key). */
+export const settings = pgTable('settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: tstz('created_at').notNull().default(sql`now()`),
+});
+
+export type App = typeof apps.$inferSelect;
+export type NewApp = typeof apps.$inferInsert;
+export type PassTokenRow = typeof passTokens.$inferSelect;
+export type ServerTokenRow = typeof serverTokens.$inferSelect;

@@ -1,0 +1,110 @@
+/**
+ * The one error type and envelope of Gatehouse. The spec fixes the envelope `{code: -1, error, message}`;
+ * DESIGN.md fixes the HTTP statuses. `msg` repeats `message` because the origin service's public SDKs read it.
+ */
+
+/** Every error code the HTTP APIs answer with, and the HTTP status each one maps to. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  invalid_app_key: 401,
+  invalid_app_secret: 401,
+  app_disabled: 403,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  token_not_found: 404,
+  challenge_not_found: 404,
+  token_already_used: 409,
+  token_expired: 410,
+  challenge_expired: 410,
+  invalid_answer: 422,
+  server_token_required: 403,
+  server_token_invalid: 403,
+  server_token_expired: 403,
+  server_token_exhausted: 403,
+  server_token_action_mismatch: 403,
+  server_token_binding_mismatch: 403,
+  rate_limited: 429,
+  rate_limit_exceeded: 429,
+  quota_exceeded: 429,
+  service_online: 503,
+  service_unavailable: 503,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
+  invalid_request: 'The request is not shaped as the API expects.',
+  unsupported_media_type: 'Unsupported Content-Type for this endpoint.',
+  payload_too_large: 'The request body is too large.',
+  invalid_app_key: 'Invalid App Key',
+  invalid_app_secret: 'Invalid App Secret',
+  app_disabled: 'This app is disabled.',
+  unauthorized: 'Missing or invalid admin token.',
+  not_found: 'No such route.',
+  method_not_allowed: 'Method not allowed on this route.',
+  token_not_found: 'Token not found',
+  challenge_not_found: 'Challenge not found',
+  token_already_used: 'Token already used',
+  token_expired: 'Token expired',
+  challenge_expired: 'Challenge expired',
+  invalid_answer: 'Invalid answer',
+  server_token_required: 'This app requires a server token to start a challenge.',
+  server_token_invalid: 'The server token is malformed, forged or unknown.',
+  server_token_expired: 'The server token has expired.',
+  server_token_exhausted: 'The server token has reached its max_uses.',
+  server_token_action_mismatch: 'The server token was issued for another action.',
+  server_token_binding_mismatch: 'The request does not match the server token binding.',
+  rate_limited: 'Rate limited',
+  rate_limit_exceeded: 'Too many issuance requests for this app. Back off and retry.',
+  quota_exceeded: 'Quota exceeded',
+  service_online: 'The main API is online. Call the base URL instead of the standby service.',
+  service_unavailable: 'The service is not ready.',
+  internal_error: 'Internal error.',
+};
+
+export interface ErrorEnvelope {
+  code: -1;
+  error: ErrorCode;
+  message: string;
+  msg: string;
+}
+
+/** An error that becomes the spec's envelope; throw it anywhere, one middleware answers it. */
+export class GatehouseError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
+    super(message ?? DEFAULT_MESSAGES[code]);
+    this.name = 'GatehouseError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    return envelope(this.code, this.message);
+  }
+}
+
+export function envelope(code: ErrorCode, message: string = DEFAULT_MESSAGES[code]): ErrorEnvelope {
+  return { code: -1, error: code, message, msg: message };
+}
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_STATUS, value);
+}
+
+export interface SuccessEnvelope<T> {
+  code: 0;
+  data: T;
+}
+
+export function success<T>(data: T): SuccessEnvelope<T> {
+  return { code: 0, data };
+}

@@ -1,0 +1,51 @@
+import type { z } from 'zod';
+import { constantTimeEqual, hmac } from '../crypto.ts';
+
+/**
+ * Sealed token format: `<prefix><payload>.<mac>`, both parts base64url. The MAC (HMAC-SHA-256, truncated
+ * to 128 bits) covers prefix and payload, so a forged or altered token is rejected before any database
+ * read or write. The payload is readable by whoever holds the token: never put secrets in it.
+ */
+const MAC_BYTES = 16;
+const B64URL = /^[A-Za-z0-9_-]+$/;
+/** No token we mint comes near this; longer input is rejected before any work. */
+export const MAX_TOKEN_LENGTH = 1024;
+
+export function sealToken(prefix: string, key: Buffer, payload: object): string {
+  const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+  const mac = hmac(key, prefix + body)
+    .subarray(0, MAC_BYTES)
+    .toString('base64url');
+  return `${prefix}${body}.${mac}`;
+}
+
+/**
+ * Opens a sealed token: 1. check prefix and length, 2. split and check the alphabet, 3. check the MAC in
+ * constant time, 4. parse the payload against its schema. Any failure returns null, never throws.
+ */
+export function openToken<S extends z.ZodType>(
+  prefix: string,
+  key: Buffer,
+  token: string,
+  schema: S,
+): z.infer<S> | null {
+  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !token.startsWith(prefix)) return null;
+  const rest = token.slice(prefix.length);
+  const dot = rest.indexOf('.');
+  if (dot <= 0 || dot !== rest.lastIndexOf('.')) return null;
+  const body = rest.slice(0, dot);
+  const mac = rest.slice(dot + 1);
+  if (!B64URL.test(body) || !B64URL.test(mac)) return null;
+  const expected = hmac(key, prefix + body)
+    .subarray(0, MAC_BYTES)
+    .toString('base64url');
+  if (!constantTimeEqual(mac, expected)) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  const result = schema.safeParse(parsed);
+  return result.success ? result.data : null;
+}

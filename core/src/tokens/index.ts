@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { deriveKey } from '../crypto.ts';
+import { openToken, sealToken } from './codec.ts';
+
+export { MAX_TOKEN_LENGTH, openToken, sealToken } from './codec.ts';
+
+/** Token prefixes, as the spec names them. */
+export const PREFIX = {
+  pass: 'pt_',
+  server: 'sct_',
+  degraded: 'dg_',
+  offline: 'offline_',
+  clientOnly: 'co_',
+  challenge: 'ch_',
+} as const;
+
+export type TokenKind = keyof typeof PREFIX;
+
+/** Which kind of token a string claims to be, by prefix only (nothing is verified). */
+export function tokenKind(token: string): TokenKind | null {
+  for (const [kind, prefix] of Object.entries(PREFIX)) {
+    if (token.startsWith(prefix)) return kind as TokenKind;
+  }
+  return null;
+}
+
+/** Degraded tokens live exactly five minutes (spec, Limits). */
+export const DEGRADED_TOKEN_TTL_SECONDS = 300;
+
+const unix = z.number().int().nonnegative();
+
+export const passTokenPayload = z.object({
+  id: z.string().min(1).max(64),
+  app: z.string().min(1).max(64),
+  exp: unix,
+});
+export type PassTokenPayload = z.infer<typeof passTokenPayload>;
+
+export const serverTokenPayload = z.object({
+  id: z.string().min(1).max(64),
+  app: z.string().min(1).max(64),
+  exp: unix,
+});
+export type ServerTokenPayload = z.infer<typeof serverTokenPayload>;
+
+export const degradedTokenPayload = z.object({
+  app: z.string().min(1).max(64),
+  act: z.string().max(64),
+  iat: unix,
+  exp: unix,
+});
+export type DegradedTokenPayload = z.infer<typeof degradedTokenPayload>;
+
+/** The keys every token kind is sealed with, derived from one master key. */
+export class TokenKeys {
+  readonly #master: Buffer;
+  readonly #pass: Buffer;
+  readonly #server: Buffer;
+
+  constructor(master: Buffer) {
+    if (master.length < 32) throw new Error('The token master key must be at least 32 bytes.');
+    this.#master = master;
+    this.#pass = deriveKey(master, 'pass-token');
+    this.#server = deriveKey(master, 'server-token');
+  }
+
+  sealPass(payload: PassTokenPayload): string {
+    return sealToken(PREFIX.pass, this.#pass, payload);
+  }
+  openPass(token: string): PassTokenPayload | null {
+    return openToken(PREFIX.pass, this.#pass, token, passTokenPayload);
+  }
+
+  sealServer(payload: ServerTokenPayload): string {
+    return sealToken(PREFIX.server, this.#server, payload);
+  }
+  openServer(token: string): ServerTokenPayload | null {
+    return openToken(PREFIX.server, this.#server, token, serverTokenPayload);
+  }
+
+  /** `dg_` tokens are signed with a key of their own app: one app can never mint another's. */
+  sealDegraded(appId: string, payload: Omit<DegradedTokenPayload, 'app'>): string {
+    return sealToken(PREFIX.degraded, deriveKey(this.#master, 'degraded-token', appId), {
+      app: appId,
+      ...payload,
+    });
+  }
+  openDegraded(appId: string, token: string): DegradedTokenPayload | null {
+    const payload = openToken(
+      PREFIX.degraded,
+      deriveKey(this.#master, 'degraded-token', appId),
+      token,
+      degradedTokenPayload,
+    );
+    return payload && payload.app === appId ? payload : null;
+  }
+
+  /** A key for another purpose (sealed challenges, offline tokens), derived so it is independent of the others. */
+  derive(purpose: string, subject = ''): Buffer {
+    return deriveKey(this.#master, purpose, subject);
+  }
+}

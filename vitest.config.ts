@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config';
+
+/*
+ * Two projects: everything on the embedded database (PGlite), then the database-touching suites under
+ * api/test again on a real PostgreSQL (TEST_POSTGRES_URL, started by .ci/run). Outside CI a missing
+ * PostgreSQL skips that project loudly; with CI=true it fails.
+ */
+export default defineConfig({
+  test: {
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'pglite',
+          include: ['core/**/*.test.ts', 'api/**/*.test.ts', 'sdk/node/**/*.test.ts'],
+          env: { TEST_DATABASE: 'pglite' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: ['api/test/**/*.test.ts'],
+          env: { TEST_DATABASE: 'postgres' },
+        },
+      },
+    ],
+  },
+});
