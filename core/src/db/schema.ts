@@ -69,6 +69,22 @@ export const serverTokens = pgTable(
   (t) => [index('server_tokens_expires_at_idx').on(t.expiresAt)],
 );
 
+/**
+ * Challenges are sealed and stateless until their answer arrives; this row exists from the first
+ * submission on, to bound wrong answers and to let a challenge be solved once.
+ */
+export const challengeAttempts = pgTable(
+  'challenge_attempts',
+  {
+    id: text('id').primaryKey(),
+    appId: text('app_id').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    solvedAt: tstz('solved_at'),
+    expiresAt: tstz('expires_at').notNull(),
+  },
+  (t) => [index('challenge_attempts_expires_at_idx').on(t.expiresAt)],
+);
+
 /** Challenges counted per app and calendar month (UTC), for quotas. */
 export const appUsage = pgTable(
   'app_usage',

@@ -1,0 +1,85 @@
+import { GatehouseError } from '@gatehouse/core/errors';
+import { type RiskPolicy, type Tier, tierFor } from './policy.ts';
+import { Reputation } from './reputation.ts';
+import { automationRules } from './rules/automation.ts';
+import { behaviourRules } from './rules/behaviour.ts';
+import { headerRules } from './rules/headers.ts';
+import { networkRules } from './rules/network.ts';
+import type { ClientSignals, RequestFacts, RiskFinding } from './signals.ts';
+import type { VelocityCounter } from './velocity.ts';
+
+/** Every request starts here: an unknown browser is neither trusted nor suspected. */
+export const BASE_SCORE = 10;
+
+export interface RiskInput {
+  appId: string;
+  facts: RequestFacts;
+  signals: ClientSignals | undefined;
+  policy: RiskPolicy;
+  /** A valid server token was presented: the integrator's backend vouches for this request. */
+  serverToken: boolean;
+  /** A verified attestation (Privacy Pass) was presented. */
+  attested: boolean;
+}
+
+export interface RiskAssessment {
+  score: number;
+  tier: Tier;
+  /** Rule reasons with their points, for logs; never sent to the client. */
+  reasons: string[];
+}
+
+/**
+ * Scores a challenge request from 0 to 100 and picks its tier. Server-verified facts (server token,
+ * attestation, allow lists) may lower the score; client-sent signals only ever raise it (invariant 3).
+ * Throws `rate_limited` when one IP initializes faster than the policy allows, sooner at high risk.
+ */
+export class RiskEngine {
+  readonly #velocity: VelocityCounter;
+  readonly #reputation: Reputation | undefined;
+
+  constructor(velocity: VelocityCounter, reputation?: Reputation) {
+    this.#velocity = velocity;
+    this.#reputation = reputation;
+  }
+
+  async assess(input: RiskInput): Promise<RiskAssessment> {
+    const reputations = [
+      this.#reputation,
+      input.policy.reputation && new Reputation(input.policy.reputation, 'risk_policy.reputation'),
+    ].filter((r): r is Reputation => r !== undefined);
+    const network = await networkRules(
+      { ip: input.facts.ip, appId: input.appId },
+      this.#velocity,
+      reputations,
+      input.policy.velocity,
+    );
+    const findings: RiskFinding[] = [
+      ...network.findings,
+      ...headerRules(input.facts),
+      ...automationRules(input.signals, input.facts.platform),
+      ...behaviourRules(input.signals),
+    ];
+    if (input.serverToken) findings.push({ points: -10, reason: 'trust.server_token' });
+    if (input.attested) findings.push({ points: -25, reason: 'trust.attestation' });
+
+    const total = findings.reduce((sum, f) => sum + f.points, BASE_SCORE);
+    const score = Math.max(0, Math.min(100, Math.round(total)));
+    const tier = tierFor(score, input.policy);
+
+    const limit =
+      tier === 'hard' || tier === 'reject'
+        ? input.policy.rate_limit.high_risk_ip_per_minute
+        : input.policy.rate_limit.ip_per_minute;
+    if (network.ipRate > limit) {
+      throw new GatehouseError(
+        'rate_limited',
+        'Too many challenges from this address. Try again in a minute.',
+        {
+          'Retry-After': '60',
+        },
+      );
+    }
+    return { score, tier, reasons: findings.map((f) => `${f.reason}:${f.points > 0 ? '+' : ''}${f.points}`) };
+  }
+}

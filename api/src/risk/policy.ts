@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { reputationLists } from './reputation.ts';
+
+/**
+ * Per-app risk policy (the app's `risk_policy` JSON), every field optional with the defaults below.
+ * Score < invisible_below: invisible proof-of-work. < image_below: one image challenge. Otherwise the
+ * high tier: `hard` (proof-of-work at high difficulty plus an image) or `reject`.
+ */
+export const riskPolicy = z
+  .object({
+    invisible_below: z.number().int().min(0).max(101).default(35),
+    image_below: z.number().int().min(0).max(101).default(70),
+    high: z.enum(['hard', 'reject']).default('hard'),
+    image_kinds: z
+      .array(z.enum(['slide', 'click', 'select']))
+      .min(1)
+      .default(['slide', 'click', 'select']),
+    velocity: z
+      .object({
+        ip: z.tuple([z.number().positive(), z.number().positive()]).default([20, 60]),
+        prefix: z.tuple([z.number().positive(), z.number().positive()]).default([100, 400]),
+        app: z.number().positive().default(20_000),
+      })
+      .default({ ip: [20, 60], prefix: [100, 400], app: 20_000 }),
+    rate_limit: z
+      .object({
+        ip_per_minute: z.number().positive().default(120),
+        high_risk_ip_per_minute: z.number().positive().default(20),
+      })
+      .default({ ip_per_minute: 120, high_risk_ip_per_minute: 20 }),
+    reputation: reputationLists.partial().optional(),
+  })
+  .refine((p) => p.invisible_below <= p.image_below, {
+    message: 'invisible_below must not exceed image_below',
+    path: ['invisible_below'],
+  });
+
+export type RiskPolicy = z.infer<typeof riskPolicy>;
+export type Tier = 'invisible' | 'image' | 'hard' | 'reject';
+
+/** The app's policy with defaults filled in; a stored policy that no longer parses falls back to defaults. */
+export function resolvePolicy(stored: unknown): RiskPolicy {
+  const parsed = riskPolicy.safeParse(stored ?? {});
+  return parsed.success ? parsed.data : riskPolicy.parse({});
+}
+
+/** Spec rule 2: the tier is chosen server-side from the score alone. */
+export function tierFor(score: number, policy: RiskPolicy): Tier {
+  if (score < policy.invisible_below) return 'invisible';
+  if (score < policy.image_below) return 'image';
+  return policy.high;
+}

@@ -1,0 +1,50 @@
+import { parseIp } from '@gatehouse/core/ip';
+import type { Reputation } from '../reputation.ts';
+import type { RiskFinding } from '../signals.ts';
+import type { VelocityCounter } from '../velocity.ts';
+
+export interface NetworkThresholds {
+  /** Inits per minute from one IP above which points are added (light, heavy). */
+  ip: [number, number];
+  /** Inits per minute from one /24 (IPv4) or /48 (IPv6). */
+  prefix: [number, number];
+  /** Inits per minute for the whole app: above it, everyone pays a little more (an attack in progress). */
+  app: number;
+}
+
+/** The network a user shares with neighbours: /24 for IPv4, /48 for IPv6. */
+export function networkPrefix(ip: string): string {
+  const addr = parseIp(ip);
+  if (!addr) return 'invalid';
+  if (addr.kind() === 'ipv4') return `${addr.toByteArray().slice(0, 3).join('.')}.0/24`;
+  const parts = (addr as import('ipaddr.js').IPv6).parts.slice(0, 3).map((p) => p.toString(16));
+  return `${parts.join(':')}::/48`;
+}
+
+/** Velocity per IP, per network prefix and per app, and the configured reputation lists. */
+export async function networkRules(
+  input: { ip: string; appId: string },
+  velocity: VelocityCounter,
+  reputations: Reputation[],
+  thresholds: NetworkThresholds,
+): Promise<{ findings: RiskFinding[]; ipRate: number }> {
+  const out: RiskFinding[] = [];
+  const [ipRate = 0, prefixRate = 0, appRate = 0] = await velocity.hit([
+    `ip:${input.appId}:${input.ip}`,
+    `net:${input.appId}:${networkPrefix(input.ip)}`,
+    `app:${input.appId}`,
+  ]);
+  if (ipRate > thresholds.ip[1]) out.push({ points: 35, reason: 'network.ip_velocity_high' });
+  else if (ipRate > thresholds.ip[0]) out.push({ points: 15, reason: 'network.ip_velocity' });
+  if (prefixRate > thresholds.prefix[1]) out.push({ points: 25, reason: 'network.prefix_velocity_high' });
+  else if (prefixRate > thresholds.prefix[0]) out.push({ points: 10, reason: 'network.prefix_velocity' });
+  if (appRate > thresholds.app) out.push({ points: 10, reason: 'network.app_velocity' });
+
+  for (const reputation of reputations) {
+    const verdict = reputation.classify(input.ip);
+    if (verdict === 'deny') out.push({ points: 60, reason: 'network.deny_list' });
+    else if (verdict === 'datacenter') out.push({ points: 20, reason: 'network.datacenter' });
+    else if (verdict === 'allow') out.push({ points: -15, reason: 'network.allow_list' });
+  }
+  return { findings: out, ipRate };
+}

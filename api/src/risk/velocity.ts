@@ -1,0 +1,70 @@
+import type { Redis } from 'ioredis';
+
+/** Counts events per key over a sliding minute (two fixed windows, the previous one weighted by overlap). */
+export interface VelocityCounter {
+  /** Records one event for every key and returns each key's rate per minute, in order. */
+  hit(keys: string[], now?: number): Promise<number[]>;
+}
+
+const WINDOW_MS = 60_000;
+
+function slide(current: number, previous: number, now: number): number {
+  const elapsed = (now % WINDOW_MS) / WINDOW_MS;
+  return current + previous * (1 - elapsed);
+}
+
+/** One process's counts. Right for one instance; with several, each sees its share (use Redis). */
+export class MemoryVelocity implements VelocityCounter {
+  readonly #counts = new Map<string, { window: number; current: number; previous: number }>();
+  readonly #maxKeys: number;
+
+  constructor(maxKeys = 200_000) {
+    this.#maxKeys = maxKeys;
+  }
+
+  async hit(keys: string[], now = Date.now()): Promise<number[]> {
+    const window = Math.floor(now / WINDOW_MS);
+    if (this.#counts.size > this.#maxKeys) this.#prune(window);
+    return keys.map((key) => {
+      let entry = this.#counts.get(key);
+      if (!entry || entry.window < window - 1) entry = { window, current: 0, previous: 0 };
+      else if (entry.window === window - 1) entry = { window, current: 0, previous: entry.current };
+      entry.current += 1;
+      this.#counts.set(key, entry);
+      return slide(entry.current, entry.previous, now);
+    });
+  }
+
+  #prune(window: number) {
+    for (const [key, entry] of this.#counts) if (entry.window < window - 1) this.#counts.delete(key);
+    // Still full (an attack spraying keys): forget everything rather than grow without bound.
+    if (this.#counts.size > this.#maxKeys) this.#counts.clear();
+  }
+}
+
+/** Counts shared by every instance through Redis: one round trip per call, keys expire on their own. */
+export class RedisVelocity implements VelocityCounter {
+  readonly #redis: Redis;
+
+  constructor(redis: Redis) {
+    this.#redis = redis;
+  }
+
+  async hit(keys: string[], now = Date.now()): Promise<number[]> {
+    const window = Math.floor(now / WINDOW_MS);
+    const pipeline = this.#redis.multi();
+    for (const key of keys) {
+      const current = `gatehouse:vel:${key}:${window}`;
+      pipeline
+        .incr(current)
+        .pexpire(current, WINDOW_MS * 2)
+        .get(`gatehouse:vel:${key}:${window - 1}`);
+    }
+    const results = (await pipeline.exec()) ?? [];
+    return keys.map((_, i) => {
+      const current = Number(results[i * 3]?.[1] ?? 0);
+      const previous = Number(results[i * 3 + 2]?.[1] ?? 0);
+      return slide(current, previous, now);
+    });
+  }
+}
