@@ -9,6 +9,9 @@ import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import { createMetrics } from './metrics.ts';
 import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+import { RiskEngine } from './risk/engine.ts';
+import { Reputation } from './risk/reputation.ts';
+import { MemoryVelocity, RedisVelocity } from './risk/velocity.ts';
 import { loadTokenKeys } from './tokens/master-key.ts';
 
 export interface Runtime extends Deps {
@@ -40,6 +43,10 @@ export async function bootstrap(config: Config, logger?: Logger): Promise<Runtim
     keys,
     apps: new AppRepository(database.db),
     issuanceLimiter,
+    risk: new RiskEngine(
+      redis ? new RedisVelocity(redis) : new MemoryVelocity(),
+      config.reputationFile ? Reputation.fromFile(config.reputationFile) : undefined,
+    ),
     metrics: createMetrics(),
     logger: log,
     adminToken: config.adminToken ?? localAdminToken(config.dataDir),

@@ -30,6 +30,7 @@ const schema = z.object({
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RISK_REPUTATION_FILE: z.string().optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(256).max(1_048_576).default(16_384),
 });
 
@@ -47,6 +48,8 @@ export type Config = {
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   bodyLimitBytes: number;
+  /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
+  reputationFile: string | undefined;
 };
 
 /** Parses the environment; throws one precise sentence per bad key, at start-up, never later. */
@@ -76,5 +79,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    reputationFile: e.RISK_REPUTATION_FILE || undefined,
   };
 }

@@ -5,6 +5,7 @@ import type { AppRepository } from './apps/repository.ts';
 import type { Config } from './config.ts';
 import type { Metrics } from './metrics.ts';
 import type { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+import type { RiskEngine } from './risk/engine.ts';
 
 /** Everything a request handler may use; built once in `bootstrap.ts`, injected so tests can build their own. */
 export interface Deps {
@@ -14,6 +15,7 @@ export interface Deps {
   keys: TokenKeys;
   apps: AppRepository;
   issuanceLimiter: IssuanceLimiter;
+  risk: RiskEngine;
   metrics: Metrics;
   logger: Logger;
   adminToken: string;

@@ -19,6 +19,12 @@ export function createMetrics() {
       labelNames: ['kind', 'outcome'] as const,
       registers: [registry],
     }),
+    challenges: new Counter({
+      name: 'gatehouse_challenges_total',
+      help: 'Challenge initializations by tier (degraded: quota exhausted, a dg_ token was issued).',
+      labelNames: ['tier'] as const,
+      registers: [registry],
+    }),
     serverTokensIssued: new Counter({
       name: 'gatehouse_server_tokens_issued_total',
       help: 'Server tokens issued.',

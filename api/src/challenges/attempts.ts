@@ -1,0 +1,55 @@
+import type { Database } from '@gatehouse/core/db';
+import { challengeAttempts } from '@gatehouse/core/db/schema';
+import { and, eq, isNull, lt, sql } from 'drizzle-orm';
+
+export type AttemptSlot = { ok: true; attempt: number } | { ok: false; why: 'solved' | 'exhausted' };
+
+/**
+ * Takes one submission slot for a challenge: the first submission creates its row; each later one
+ * increments `attempts` only while the challenge is unsolved and under `maxAttempts`. One statement,
+ * so concurrent submissions can never exceed the bound.
+ */
+export async function takeAttempt(
+  db: Database,
+  challenge: { id: string; app: string; exp: number },
+  maxAttempts: number,
+): Promise<AttemptSlot> {
+  await db
+    .insert(challengeAttempts)
+    .values({
+      id: challenge.id,
+      appId: challenge.app,
+      attempts: 0,
+      expiresAt: new Date(challenge.exp * 1000),
+    })
+    .onConflictDoNothing();
+  const [row] = await db
+    .update(challengeAttempts)
+    .set({ attempts: sql`${challengeAttempts.attempts} + 1` })
+    .where(
+      and(
+        eq(challengeAttempts.id, challenge.id),
+        isNull(challengeAttempts.solvedAt),
+        lt(challengeAttempts.attempts, maxAttempts),
+      ),
+    )
+    .returning({ attempts: challengeAttempts.attempts });
+  if (row) return { ok: true, attempt: row.attempts };
+  const [state] = await db.select().from(challengeAttempts).where(eq(challengeAttempts.id, challenge.id));
+  return { ok: false, why: state?.solvedAt ? 'solved' : 'exhausted' };
+}
+
+/** Marks a challenge solved; false when a concurrent submission solved it first (one pass token per challenge). */
+export async function markSolved(db: Database, id: string): Promise<boolean> {
+  const rows = await db
+    .update(challengeAttempts)
+    .set({ solvedAt: sql`now()` })
+    .where(and(eq(challengeAttempts.id, id), isNull(challengeAttempts.solvedAt)))
+    .returning({ id: challengeAttempts.id });
+  return rows.length === 1;
+}
+
+/** Deletes rows of challenges that expired more than an hour ago. */
+export async function purgeExpiredAttempts(db: Database): Promise<void> {
+  await db.delete(challengeAttempts).where(sql`${challengeAttempts.expiresAt} < now() - interval '1 hour'`);
+}

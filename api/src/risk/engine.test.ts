@@ -1,0 +1,121 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BASE_SCORE, RiskEngine } from './engine.ts';
+import { resolvePolicy, riskPolicy, tierFor } from './policy.ts';
+import type { ClientSignals, RequestFacts } from './signals.ts';
+import { MemoryVelocity } from './velocity.ts';
+
+const facts: RequestFacts = {
+  ip: '198.51.100.10',
+  userAgent:
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  acceptLanguage: 'en',
+  secChUa: '"Chromium";v="131"',
+  secChUaMobile: '?0',
+  secChUaPlatform: '"Linux"',
+  platform: 'web',
+};
+const human: ClientSignals = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
+const policy = resolvePolicy({});
+
+function assess(
+  overrides: {
+    signals?: ClientSignals;
+    serverToken?: boolean;
+    policy?: object;
+    facts?: Partial<RequestFacts>;
+  } = {},
+) {
+  return new RiskEngine(new MemoryVelocity()).assess({
+    appId: 'app',
+    facts: { ...facts, ...overrides.facts },
+    signals: 'signals' in overrides ? overrides.signals : human,
+    policy: overrides.policy ? resolvePolicy(overrides.policy) : policy,
+    serverToken: overrides.serverToken ?? false,
+    attested: false,
+  });
+}
+
+describe('RiskEngine', () => {
+  it('gives an ordinary browser the base score and the invisible tier', async () => {
+    expect(await assess()).toEqual({ score: BASE_SCORE, tier: 'invisible', reasons: [] });
+  });
+  it('lowers the score for a server token, never below 0', async () => {
+    const result = await assess({ serverToken: true });
+    expect(result.score).toBe(0);
+    expect(result.reasons).toEqual(['trust.server_token:-10']);
+  });
+  it('sends an automated browser to a harder tier, with its reasons', async () => {
+    const result = await assess({
+      signals: { ...human, webdriver: true },
+      facts: { userAgent: 'HeadlessChrome/131' },
+    });
+    expect(result.score).toBeGreaterThanOrEqual(70);
+    expect(result.tier).toBe('hard');
+    expect(result.reasons).toEqual(expect.arrayContaining(['automation.webdriver:+40']));
+  });
+  it('rejects instead when the policy says so', async () => {
+    const result = await assess({
+      signals: { ...human, webdriver: true },
+      facts: { userAgent: 'curl/8' },
+      policy: { high: 'reject' },
+    });
+    expect(result.tier).toBe('reject');
+  });
+  it('rate-limits one IP past the policy, sooner at high risk', async () => {
+    const engine = new RiskEngine(new MemoryVelocity());
+    const input = { appId: 'a', facts, signals: human, serverToken: false, attested: false };
+    const strict = resolvePolicy({ rate_limit: { ip_per_minute: 5, high_risk_ip_per_minute: 2 } });
+    for (let i = 0; i < 5; i++) await engine.assess({ ...input, policy: strict });
+    await expect(engine.assess({ ...input, policy: strict })).rejects.toMatchObject({ code: 'rate_limited' });
+    const other = {
+      ...input,
+      facts: { ...facts, ip: '192.0.2.1', userAgent: 'curl/8' },
+      signals: { webdriver: true },
+    };
+    await engine.assess({ ...other, policy: strict });
+    await engine.assess({ ...other, policy: strict });
+    await expect(engine.assess({ ...other, policy: strict })).rejects.toMatchObject({ code: 'rate_limited' });
+  });
+
+  it('invariant 3: client-sent signals never lower the score', async () => {
+    const signalArb: fc.Arbitrary<ClientSignals> = fc.record(
+      {
+        webdriver: fc.boolean(),
+        headless: fc.array(fc.string({ maxLength: 8 }), { maxLength: 4 }),
+        languages: fc.array(fc.constantFrom('en', 'fr', 'de'), { maxLength: 3 }),
+        screen: fc.record({ w: fc.integer({ min: 0, max: 4000 }), h: fc.integer({ min: 0, max: 4000 }) }),
+        pointer: fc.record({
+          moves: fc.integer({ min: 0, max: 500 }),
+          intervalStdMs: fc.double({ min: 0, max: 50, noNaN: true }),
+          straightness: fc.double({ min: 0, max: 1, noNaN: true }),
+        }),
+        keys: fc.record({
+          presses: fc.integer({ min: 0, max: 100 }),
+          intervalStdMs: fc.double({ min: 0, max: 200, noNaN: true }),
+        }),
+      },
+      { requiredKeys: [] },
+    );
+    const baseline = (await assess({ signals: {} })).score;
+    await fc.assert(
+      fc.asyncProperty(signalArb, async (signals) => {
+        expect((await assess({ signals })).score).toBeGreaterThanOrEqual(baseline);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('policy', () => {
+  it('picks tiers by thresholds', () => {
+    expect(tierFor(0, policy)).toBe('invisible');
+    expect(tierFor(34, policy)).toBe('invisible');
+    expect(tierFor(35, policy)).toBe('image');
+    expect(tierFor(70, policy)).toBe('hard');
+  });
+  it('refuses thresholds out of order, and a stored policy that no longer parses falls back to defaults', () => {
+    expect(riskPolicy.safeParse({ invisible_below: 80, image_below: 50 }).success).toBe(false);
+    expect(resolvePolicy({ invisible_below: 'x' })).toEqual(policy);
+  });
+});
