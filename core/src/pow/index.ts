@@ -1,0 +1,34 @@
+/**
+ * Proof-of-work for the invisible tier: Argon2id puzzles split into sub-puzzles (docs/pow.md says why).
+ * Runs in browsers, Web Workers and Node; `nativeHasher()` is the optional server fast path.
+ */
+export {
+  DEFAULT_POW_POLICY,
+  type DifficultyPolicy,
+  difficultyForScore,
+  secondsForScore,
+} from './difficulty.ts';
+export { HASH_LENGTH, type HashParams, type PowHasher, wasmHasher } from './hash.ts';
+export { nativeHasher } from './native.ts';
+export {
+  expectedAttempts,
+  MAX_NONCE,
+  POW_ALGORITHMS,
+  POW_LIMITS,
+  type PowAlgorithm,
+  type PowParams,
+  paramsProblem,
+  targetForAttempts,
+} from './params.ts';
+export {
+  createPuzzle,
+  type PowSolution,
+  PUZZLE_VERSION,
+  type Puzzle,
+  parsePuzzle,
+  type RandomBytes,
+  SALT_BYTES,
+} from './puzzle.ts';
+export { type SolveOptions, type SolveProgress, solvePuzzle } from './solve.ts';
+export { type VerifyOptions, verifySolution } from './verify.ts';
+export type { WorkerRequest, WorkerResponse } from './worker.ts';

@@ -1,0 +1,124 @@
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { meetsTarget, nonceBytes } from './encoding.ts';
+import { wasmHasher } from './hash.ts';
+import { nativeHasher } from './native.ts';
+import { type PowParams, targetForAttempts } from './params.ts';
+import { createPuzzle, type PowSolution, type Puzzle, parsePuzzle } from './puzzle.ts';
+import { solvePuzzle } from './solve.ts';
+import { verifySolution } from './verify.ts';
+
+// Small memory keeps the suite fast; the logic is the same at any cost.
+const params: PowParams = {
+  algorithm: 'argon2id',
+  memoryKiB: 64,
+  iterations: 1,
+  parallelism: 1,
+  count: 4,
+  target: targetForAttempts(4),
+};
+
+/** A nonce whose hash misses the target, so substituting it must fail step 4. */
+async function failingNonce(puzzle: Puzzle, above: number): Promise<number> {
+  const salt = parsePuzzle(puzzle)!.salt;
+  for (let n = above + 1; ; n++) {
+    if (!meetsTarget(await wasmHasher(nonceBytes(n), salt, puzzle), puzzle.target)) return n;
+  }
+}
+
+describe('verifySolution', () => {
+  let puzzle: Puzzle;
+  let solution: PowSolution;
+  beforeAll(async () => {
+    puzzle = createPuzzle(params);
+    solution = await solvePuzzle(puzzle);
+  });
+
+  it('accepts a solved puzzle, with hash-wasm and with the native hasher', async () => {
+    expect(solution.nonces).toHaveLength(4);
+    expect(await verifySolution(puzzle, solution)).toBe(true);
+    expect(await verifySolution(puzzle, solution, { hasher: nativeHasher() })).toBe(true);
+    expect(
+      await verifySolution(JSON.parse(JSON.stringify(puzzle)), JSON.parse(JSON.stringify(solution))),
+    ).toBe(true);
+  });
+
+  it('step 4: rejects a wrong nonce', async () => {
+    const nonces = [...solution.nonces];
+    nonces[3] = await failingNonce(puzzle, nonces[3]!);
+    expect(await verifySolution(puzzle, { nonces })).toBe(false);
+  });
+
+  it('step 4: rejects the solution against an altered puzzle (salt, memory, iterations, harder target)', async () => {
+    const other = createPuzzle(params);
+    const harder = { ...puzzle, target: 1 };
+    expect(await verifySolution({ ...puzzle, salt: other.salt }, solution)).toBe(false);
+    expect(await verifySolution({ ...puzzle, memoryKiB: 72 }, solution)).toBe(false);
+    expect(await verifySolution({ ...puzzle, iterations: 2 }, solution)).toBe(false);
+    expect(await verifySolution(harder, solution)).toBe(false);
+  });
+
+  it('step 4: rejects a solution made for another puzzle', async () => {
+    const other = createPuzzle(params);
+    const otherSolution = await solvePuzzle(other);
+    expect(await verifySolution(other, otherSolution)).toBe(true);
+    expect(await verifySolution(puzzle, otherSolution)).toBe(false);
+  });
+
+  it('step 3: rejects duplicated, unordered and out-of-range nonces', async () => {
+    const [a, b, c, d] = solution.nonces as [number, number, number, number];
+    expect(await verifySolution(puzzle, { nonces: [a, a, a, a] })).toBe(false);
+    expect(await verifySolution(puzzle, { nonces: [a, b, c, c] })).toBe(false);
+    expect(await verifySolution(puzzle, { nonces: [b, a, c, d] })).toBe(false);
+    expect(await verifySolution(puzzle, { nonces: [-1, b, c, d] })).toBe(false);
+    expect(await verifySolution(puzzle, { nonces: [a, b, c, 2 ** 32] })).toBe(false);
+    expect(await verifySolution(puzzle, { nonces: [a, b, c, d + 0.5] })).toBe(false);
+    expect(await verifySolution(puzzle, { nonces: [String(a), b, c, d] })).toBe(false);
+  });
+
+  it('step 2: rejects the wrong number of nonces and non-objects', async () => {
+    const { nonces } = solution;
+    for (const bad of [nonces.slice(1), [...nonces, nonces[3]! + 1], []]) {
+      expect(await verifySolution(puzzle, { nonces: bad })).toBe(false);
+    }
+    for (const bad of [null, undefined, 3, 'x', nonces, { nonce: nonces }, { nonces: 'a,b' }]) {
+      expect(await verifySolution(puzzle, bad)).toBe(false);
+    }
+  });
+
+  it('step 1: rejects malformed puzzles even with a valid solution', async () => {
+    for (const bad of [null, {}, { ...puzzle, v: 2 }, { ...puzzle, salt: '' }, { ...puzzle, count: 0 }]) {
+      expect(await verifySolution(bad as Puzzle, solution)).toBe(false);
+    }
+  });
+
+  it('answers false without throwing for arbitrary input, and for a failing hasher', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.anything(), fc.anything(), async (p, s) => {
+        expect(await verifySolution(p as Puzzle, s)).toBe(false);
+        expect(await verifySolution(puzzle, { nonces: [s, s, s, s] })).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+    const broken = async () => {
+      throw new Error('out of memory');
+    };
+    expect(await verifySolution(puzzle, solution, { hasher: broken })).toBe(false);
+  });
+
+  it('costs at most one hash per sub-puzzle and stops at the first miss', async () => {
+    let calls = 0;
+    const counting: typeof wasmHasher = (...args) => {
+      calls++;
+      return wasmHasher(...args);
+    };
+    await verifySolution(puzzle, solution, { hasher: counting });
+    expect(calls).toBe(4);
+    calls = 0;
+    const nonces = [await failingNonce(puzzle, -1), ...solution.nonces.slice(1)];
+    if (nonces[0]! < nonces[1]!) {
+      expect(await verifySolution(puzzle, { nonces }, { hasher: counting })).toBe(false);
+      expect(calls).toBe(1);
+    }
+  });
+});
