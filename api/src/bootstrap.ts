@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import { createMetrics } from './metrics.ts';
 import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+import { AttestationVerifier } from './risk/attestation.ts';
 import { RiskEngine } from './risk/engine.ts';
 import { Reputation } from './risk/reputation.ts';
 import { MemoryVelocity, RedisVelocity } from './risk/velocity.ts';
@@ -47,6 +48,10 @@ export async function bootstrap(config: Config, logger?: Logger): Promise<Runtim
       redis ? new RedisVelocity(redis) : new MemoryVelocity(),
       config.reputationFile ? Reputation.fromFile(config.reputationFile) : undefined,
     ),
+    attestation:
+      config.privacyPass.issuers.length > 0
+        ? await AttestationVerifier.create(config.privacyPass.issuers, config.privacyPass.origins)
+        : undefined,
     metrics: createMetrics(),
     logger: log,
     adminToken: config.adminToken ?? localAdminToken(config.dataDir),

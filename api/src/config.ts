@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { issuerConfig } from './risk/attestation.ts';
 
 /** The environment, parsed once and typed. `.env.example` lists every key. */
 const schema = z.object({
@@ -31,6 +32,8 @@ const schema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RISK_REPUTATION_FILE: z.string().optional(),
+  PRIVACY_PASS_ISSUERS: z.string().optional(),
+  PRIVACY_PASS_ORIGIN: z.string().optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(256).max(1_048_576).default(16_384),
 });
 
@@ -50,6 +53,8 @@ export type Config = {
   bodyLimitBytes: number;
   /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
   reputationFile: string | undefined;
+  /** Trusted Privacy Pass issuers (JSON [{name, public_key}]) and the origin names tokens must be for. */
+  privacyPass: { issuers: { name: string; public_key: string }[]; origins: string[] };
 };
 
 /** Parses the environment; throws one precise sentence per bad key, at start-up, never later. */
@@ -80,5 +85,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     reputationFile: e.RISK_REPUTATION_FILE || undefined,
+    privacyPass: {
+      issuers: parseIssuers(e.PRIVACY_PASS_ISSUERS),
+      origins: (e.PRIVACY_PASS_ORIGIN || e.HOST)
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    },
   };
+}
+
+function parseIssuers(raw: string | undefined): { name: string; public_key: string }[] {
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error(
+      'PRIVACY_PASS_ISSUERS must be JSON: [{"name": "issuer.example", "public_key": "<SPKI base64>"}].',
+    );
+  }
+  const result = issuerConfig.safeParse(parsed);
+  if (!result.success) {
+    throw new Error('PRIVACY_PASS_ISSUERS must be a list of {"name", "public_key"} objects.');
+  }
+  return result.data;
 }

@@ -5,6 +5,7 @@ import type { AppRepository } from './apps/repository.ts';
 import type { Config } from './config.ts';
 import type { Metrics } from './metrics.ts';
 import type { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+import type { AttestationVerifier } from './risk/attestation.ts';
 import type { RiskEngine } from './risk/engine.ts';
 
 /** Everything a request handler may use; built once in `bootstrap.ts`, injected so tests can build their own. */
@@ -16,6 +17,8 @@ export interface Deps {
   apps: AppRepository;
   issuanceLimiter: IssuanceLimiter;
   risk: RiskEngine;
+  /** Present when Privacy Pass issuers are configured. */
+  attestation: AttestationVerifier | undefined;
   metrics: Metrics;
   logger: Logger;
   adminToken: string;
