@@ -6,6 +6,7 @@ import type { Deps } from './deps.ts';
 import { errorEnvelope } from './http/errors.ts';
 import { requestContext } from './http/request-context.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { challengeRoutes } from './routes/challenge.ts';
 import { healthRoutes } from './routes/health.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { serverTokenRoutes } from './routes/server-tokens.ts';
@@ -18,6 +19,7 @@ export function createApp(deps: Deps): Koa {
 
   healthRoutes(router, deps);
   openapiRoutes(router);
+  challengeRoutes(router, deps);
   validateRoutes(router, deps);
   serverTokenRoutes(router, deps);
   adminRoutes(router, deps);
@@ -35,6 +37,13 @@ export function createApp(deps: Deps): Koa {
       jsonLimit: deps.config.bodyLimitBytes,
       formLimit: deps.config.bodyLimitBytes,
       jsonStrict: true,
+      // A body that cannot be read or decoded (a corrupt gzip or brotli stream included) is the client's
+      // fault: keep the parser's 4xx, and never let a decoder's error become a 500.
+      onError(error) {
+        const status = (error as { status?: unknown }).status;
+        if (typeof status === 'number' && status >= 400 && status < 500) throw error;
+        throw new GatehouseError('invalid_request', 'The request body could not be decoded.');
+      },
     }),
   );
   app.use(router.routes());

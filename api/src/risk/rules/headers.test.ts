@@ -32,8 +32,9 @@ describe('headerRules', () => {
   ])('flags the automation User-Agent %s', (userAgent) => {
     expect(reasons({ userAgent, secChUa: '' })).toContain('headers.automation_user_agent');
   });
-  it('flags a missing Accept-Language', () => {
+  it('flags a missing Accept-Language, or the `*` of HTTP libraries', () => {
     expect(reasons({ acceptLanguage: '' })).toEqual(['headers.no_accept_language']);
+    expect(reasons({ acceptLanguage: '*' })).toEqual(['headers.no_accept_language']);
   });
   it('flags client hints sent by a browser claiming to be Firefox', () => {
     expect(reasons({ userAgent: FIREFOX_UA })).toContain('headers.client_hints_contradict_ua');

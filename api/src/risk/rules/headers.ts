@@ -1,7 +1,7 @@
 import type { RequestFacts, RiskFinding } from '../signals.ts';
 
 const AUTOMATION_UA =
-  /headlesschrome|phantomjs|puppeteer|playwright|selenium|python-requests|python-urllib|aiohttp|curl\/|wget\/|go-http-client|okhttp|java\/|libwww|scrapy|httpclient|node-fetch|axios\/|undici/i;
+  /headlesschrome|phantomjs|puppeteer|playwright|selenium|python-requests|python-urllib|aiohttp|curl\/|wget\/|go-http-client|okhttp|java\/|libwww|scrapy|httpclient|node-fetch|axios\/|undici|^node$/i;
 
 /**
  * Header consistency, web platform only (native SDKs send their own User-Agent): a missing or
@@ -13,7 +13,9 @@ export function headerRules(facts: RequestFacts): RiskFinding[] {
   const ua = facts.userAgent;
   if (!ua) return [{ points: 30, reason: 'headers.no_user_agent' }];
   if (AUTOMATION_UA.test(ua)) out.push({ points: 40, reason: 'headers.automation_user_agent' });
-  if (!facts.acceptLanguage) out.push({ points: 10, reason: 'headers.no_accept_language' });
+  // `*` is what HTTP libraries send by default; no browser does.
+  if (!facts.acceptLanguage || facts.acceptLanguage.trim() === '*')
+    out.push({ points: 10, reason: 'headers.no_accept_language' });
 
   // Chromium browsers send Sec-CH-UA on secure origins; Firefox and Safari never do.
   const claimsChromium = /Chrome\/|Chromium\/|Edg\//.test(ua);

@@ -1,0 +1,147 @@
+import { randomId } from '@gatehouse/core/crypto';
+import type { App } from '@gatehouse/core/db/schema';
+import { GatehouseError } from '@gatehouse/core/errors';
+import { DEGRADED_TOKEN_TTL_SECONDS, MAX_TOKEN_LENGTH } from '@gatehouse/core/tokens';
+import { z } from 'zod';
+import type { Deps } from '../deps.ts';
+import { countChallenge } from '../quotas/monthly-quota.ts';
+import { resolvePolicy } from '../risk/policy.ts';
+import { clientSignals, type RequestFacts } from '../risk/signals.ts';
+import { mintDegradedToken } from '../tokens/degraded-tokens.ts';
+import { actionSchema, useServerToken } from '../tokens/server-tokens.ts';
+import { makeImage, makePow, pickImageKind } from './kinds.ts';
+import { CHALLENGE_TTL_SECONDS, sealChallenge } from './sealed-challenge.ts';
+
+export const initBody = z.object({
+  app_key: z.string().min(1).max(128),
+  action: actionSchema,
+  server_token: z.string().min(1).max(MAX_TOKEN_LENGTH).optional(),
+  platform: z
+    .string()
+    .regex(/^[a-z0-9_-]{1,32}$/, 'platform must be a short lowercase name such as web, android, ios')
+    .default('web'),
+  referer: z.string().max(2048).optional(),
+  pkg: z.string().max(255).optional(),
+  device_id: z.string().min(1).max(128).optional(),
+  fingerprint: z.string().min(1).max(256).optional(),
+  lang: z.string().max(35).optional(),
+  signals: clientSignals.optional(),
+  /** A Privacy Pass token (base64url), where the client has one from an issuer this deployment trusts. */
+  attestation: z.string().min(1).max(2048).optional(),
+});
+export type InitBody = z.infer<typeof initBody>;
+
+export type InitResult =
+  | { mode: 'degraded'; pass_token: string; expires_in: number }
+  | {
+      mode: 'challenge';
+      challenge_id: string;
+      challenge: string;
+      tier: 'invisible' | 'image' | 'hard';
+      expires_in: number;
+      pow?: unknown;
+      image?: { kind: string; view: unknown };
+    };
+
+/**
+ * Challenge initialization, in the spec's order: 1. the app, enabled, 2. allowed domains, 3. the server
+ * token (required or presented: checked and its use counted), 4. the monthly quota (exhausted without
+ * overage: a `dg_` token at once, nothing counted), 5. the risk score and tier, 6. the sealed challenge.
+ */
+export async function initChallenge(
+  deps: Deps,
+  body: InitBody,
+  facts: Omit<RequestFacts, 'platform'>,
+): Promise<InitResult> {
+  const app = await deps.apps.findByKey(body.app_key);
+  if (!app) throw new GatehouseError('invalid_app_key');
+  if (app.disabledAt) throw new GatehouseError('app_disabled');
+  const referer = body.platform === 'web' ? (body.referer ?? null) : null;
+  checkDomain(app, body.platform, referer);
+
+  let uid: string | null = null;
+  if (body.server_token) {
+    ({ uid } = await useServerToken(deps.db, deps.keys, app, body.server_token, {
+      action: body.action,
+      ip: facts.ip,
+      deviceId: body.device_id,
+      fingerprint: body.fingerprint,
+    }));
+  } else if (app.serverTokenRequired) {
+    throw new GatehouseError('server_token_required');
+  }
+
+  const quota = await countChallenge(deps.db, app);
+  if (!quota.allowed) {
+    deps.metrics.challenges.inc({ tier: 'degraded' });
+    return {
+      mode: 'degraded',
+      pass_token: mintDegradedToken(deps.keys, app, body.action),
+      expires_in: DEGRADED_TOKEN_TTL_SECONDS,
+    };
+  }
+
+  const policy = resolvePolicy(app.riskPolicy);
+  const attested =
+    body.attestation !== undefined && (await deps.attestation?.verify(body.attestation)) === true;
+  const risk = await deps.risk.assess({
+    appId: app.id,
+    facts: { ...facts, platform: body.platform },
+    signals: body.signals,
+    policy,
+    serverToken: body.server_token !== undefined,
+    attested,
+  });
+  // Test apps always get the invisible tier at trivial difficulty (integrators' CI), never by default.
+  const tier = app.testMode ? 'invisible' : risk.tier;
+  deps.logger.info(
+    { app: app.appKey, action: body.action, score: risk.score, tier, reasons: risk.reasons },
+    'risk',
+  );
+  deps.metrics.challenges.inc({ tier });
+  if (tier === 'reject') throw new GatehouseError('request_rejected');
+
+  const id = `ch_${randomId(12)}`;
+  const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
+  const pow = tier === 'image' ? undefined : makePow(app.testMode ? 0 : risk.score, tier, app.testMode);
+  const image = tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds));
+  const sealed = sealChallenge(deps.keys, {
+    v: 1,
+    id,
+    app: app.id,
+    act: body.action,
+    tier,
+    ip: facts.ip,
+    plat: body.platform,
+    ref: referer,
+    pkg: body.platform === 'web' ? null : (body.pkg ?? null),
+    uid,
+    score: risk.score,
+    exp,
+    ...(pow ? { pow: pow.puzzle } : {}),
+    ...(image ? { img: { kind: image.kind, answer: image.answer } } : {}),
+  });
+  return {
+    mode: 'challenge',
+    challenge_id: id,
+    challenge: sealed,
+    tier,
+    expires_in: CHALLENGE_TTL_SECONDS,
+    ...(pow ? { pow: pow.puzzle } : {}),
+    ...(image ? { image: { kind: image.kind, view: image.view } } : {}),
+  };
+}
+
+/** With allowed domains set, a web page must be on one of them or a subdomain. */
+function checkDomain(app: App, platform: string, referer: string | null): void {
+  if (platform !== 'web' || app.allowedDomains.length === 0) return;
+  let host = '';
+  try {
+    host = referer ? new URL(referer).hostname.toLowerCase() : '';
+  } catch {}
+  const ok = app.allowedDomains.some((d) => {
+    const domain = d.toLowerCase();
+    return host === domain || host.endsWith(`.${domain}`);
+  });
+  if (!ok) throw new GatehouseError('domain_not_allowed');
+}

@@ -1,0 +1,88 @@
+import {
+  type ChallengeAnswer,
+  type ChallengeKind,
+  generateChallenge,
+  MAX_ATTEMPTS,
+  type Verdict,
+  verifyChallenge,
+} from '@gatehouse/core/challenges';
+import {
+  createPuzzle,
+  difficultyForScore,
+  nativeHasher,
+  type PowParams,
+  type Puzzle,
+  parsePuzzle,
+  verifySolution,
+} from '@gatehouse/core/pow';
+import type { SealedChallenge } from './sealed-challenge.ts';
+
+/**
+ * The one place the API meets the challenge kinds of `@gatehouse/core`: proof-of-work puzzles and image
+ * challenges, made at initialization and checked at submission.
+ */
+
+/** Trivial work for test-mode apps: one hash that always succeeds. */
+const TEST_MODE_POW: PowParams = {
+  algorithm: 'argon2id',
+  memoryKiB: 8,
+  iterations: 1,
+  parallelism: 1,
+  count: 1,
+  target: 2 ** 32,
+};
+
+/** The hard tier pays at least the work of a score-90 request, whatever its score. */
+const HARD_TIER_MIN_SCORE = 90;
+
+const hasher = nativeHasher();
+
+export function makePow(score: number, tier: 'invisible' | 'hard', testMode: boolean): { puzzle: Puzzle } {
+  const params = testMode
+    ? TEST_MODE_POW
+    : difficultyForScore(tier === 'hard' ? Math.max(score, HARD_TIER_MIN_SCORE) : score);
+  return { puzzle: createPuzzle(params) };
+}
+
+export async function checkPow(sealedPuzzle: unknown, solution: unknown): Promise<boolean> {
+  const parsed = parsePuzzle(sealedPuzzle);
+  if (!parsed) return false;
+  return verifySolution(parsed.puzzle, solution, hasher ? { hasher } : {});
+}
+
+export function pickImageKind(kinds: readonly ChallengeKind[]): ChallengeKind {
+  const bytes = new Uint8Array(1);
+  crypto.getRandomValues(bytes);
+  return kinds[bytes[0]! % kinds.length]!;
+}
+
+export async function makeImage(
+  kind: ChallengeKind,
+): Promise<{ kind: ChallengeKind; view: unknown; answer: ChallengeAnswer }> {
+  const challenge = await generateChallenge(kind);
+  return { kind, view: toJson(challenge.view), answer: challenge.answer };
+}
+
+export function checkImage(kind: ChallengeKind, answer: unknown, submission: unknown): Verdict {
+  return verifyChallenge(kind, answer as ChallengeAnswer, submission);
+}
+
+/** Wrong answers allowed: the image kind's bound, or a small fixed bound for proof-of-work only. */
+export function maxAttempts(challenge: Pick<SealedChallenge, 'img'>): number {
+  return challenge.img ? MAX_ATTEMPTS[challenge.img.kind] : 3;
+}
+
+/** Encoded images become `{mime, width, height, src: "data:..."}` so the view is plain JSON the widget can use. */
+function toJson(value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  if (Array.isArray(value)) return value.map(toJson);
+  if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    if (Buffer.isBuffer(record.data) && typeof record.mime === 'string') {
+      const { data, ...rest } = record;
+      return { ...rest, src: `data:${record.mime};base64,${(data as Buffer).toString('base64')}` };
+    }
+    return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, toJson(v)]));
+  }
+  return value;
+}

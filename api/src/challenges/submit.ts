@@ -1,0 +1,82 @@
+import { GatehouseError } from '@gatehouse/core/errors';
+import { MAX_SEALED_LENGTH } from '@gatehouse/core/sealed';
+import { z } from 'zod';
+import type { Deps } from '../deps.ts';
+import { mintPassToken } from '../tokens/pass-tokens.ts';
+import { markSolved, takeAttempt } from './attempts.ts';
+import { checkImage, checkPow, maxAttempts } from './kinds.ts';
+import { openChallenge } from './sealed-challenge.ts';
+
+export const submitBody = z.object({
+  app_key: z.string().min(1).max(128),
+  challenge_id: z.string().min(1).max(64),
+  challenge: z.string().min(1).max(MAX_SEALED_LENGTH),
+  pow: z.unknown().optional(),
+  answer: z.unknown().optional(),
+});
+export type SubmitBody = z.infer<typeof submitBody>;
+
+export interface SubmitResult {
+  pass_token: string;
+  challenge_id: string;
+  expires_in: number;
+}
+
+/**
+ * Answer submission: 1. open the sealed challenge (forged, altered or another app's: not found),
+ * 2. expiry, 3. take an attempt slot (solved already: not found; too many wrong answers: expired),
+ * 4. check the proof-of-work and the image answer, 5. mark it solved (one pass token per challenge),
+ * 6. mint the pass token with the captcha_args recorded at initialization.
+ */
+export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<SubmitResult> {
+  const app = await deps.apps.findByKey(body.app_key);
+  if (!app) throw new GatehouseError('invalid_app_key');
+  if (app.disabledAt) throw new GatehouseError('app_disabled');
+  const challenge = openChallenge(deps.keys, app.id, body.challenge);
+  if (!challenge || challenge.id !== body.challenge_id) throw new GatehouseError('challenge_not_found');
+  if (challenge.exp * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
+
+  const limit = maxAttempts(challenge);
+  const slot = await takeAttempt(deps.db, challenge, limit);
+  if (!slot.ok && slot.why === 'solved') {
+    throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
+  }
+  if (!slot.ok)
+    throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
+
+  const powOk = challenge.pow === undefined || (await checkPow(challenge.pow, body.pow));
+  const imageCheck = challenge.img
+    ? checkImage(challenge.img.kind, challenge.img.answer, body.answer)
+    : { ok: true };
+  if (!powOk || !imageCheck.ok) {
+    deps.logger.info(
+      { challenge: challenge.id, pow: powOk, image: imageCheck, attempt: slot.attempt },
+      'wrong answer',
+    );
+    const left = limit - slot.attempt;
+    throw new GatehouseError(
+      'invalid_answer',
+      left > 0
+        ? `Invalid answer: ${left} attempt${left === 1 ? '' : 's'} left.`
+        : 'Invalid answer: no attempts left.',
+    );
+  }
+  if (!(await markSolved(deps.db, challenge.id))) {
+    throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
+  }
+  const passToken = await mintPassToken(deps.db, deps.keys, {
+    app,
+    challengeId: challenge.id,
+    action: challenge.act,
+    uid: challenge.uid,
+    captchaArgs: {
+      platform: challenge.plat,
+      user_ip: challenge.ip,
+      referer: challenge.ref,
+      pkg: challenge.pkg,
+      solved_at: Math.floor(Date.now() / 1000),
+      risk_score: challenge.score,
+    },
+  });
+  return { pass_token: passToken, challenge_id: challenge.id, expires_in: app.passTokenTtl };
+}

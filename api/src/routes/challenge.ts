@@ -1,0 +1,46 @@
+import { success } from '@gatehouse/core/errors';
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { initBody, initChallenge } from '../challenges/init.ts';
+import { submitBody, submitChallenge } from '../challenges/submit.ts';
+import type { Deps } from '../deps.ts';
+import { readBody } from '../http/body.ts';
+
+/**
+ * The end-user half: called by the widget from the integrator's pages on any origin, with only the public
+ * app key, so CORS is open and no credentials are ever involved.
+ */
+export function challengeRoutes(router: Router, deps: Deps): void {
+  router.options('/v1/challenge/:step', openCors, function preflight(ctx) {
+    ctx.status = 204;
+  });
+  router.post('/v1/challenge/init', openCors, async function init(ctx) {
+    const body = readBody(ctx, initBody);
+    ctx.body = success(
+      await initChallenge(
+        deps,
+        { ...body, referer: body.referer ?? (ctx.get('Referer') || undefined) },
+        {
+          ip: ctx.ip,
+          userAgent: ctx.get('User-Agent'),
+          acceptLanguage: ctx.get('Accept-Language'),
+          secChUa: ctx.get('Sec-CH-UA'),
+          secChUaMobile: ctx.get('Sec-CH-UA-Mobile'),
+          secChUaPlatform: ctx.get('Sec-CH-UA-Platform'),
+        },
+      ),
+    );
+  });
+  router.post('/v1/challenge/submit', openCors, async function submit(ctx) {
+    ctx.body = success(await submitChallenge(deps, readBody(ctx, submitBody)));
+  });
+}
+
+const openCors: Middleware = async function openCors(ctx, next) {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
+  ctx.set('Access-Control-Allow-Headers', 'Content-Type');
+  ctx.set('Access-Control-Max-Age', '600');
+  ctx.set('Vary', 'Origin');
+  await next();
+};

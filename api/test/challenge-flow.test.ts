@@ -1,0 +1,415 @@
+import { seededRandom } from '@gatehouse/core/challenges';
+import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { humanDrag, linearDrag } from '../../core/src/challenges/test-trajectories.ts';
+import type { AppSettingsInput } from '../src/apps/settings.ts';
+import { openChallenge } from '../src/challenges/sealed-challenge.ts';
+import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+
+const run = await databaseAvailable();
+
+/** Headers of an ordinary desktop Chrome: with `browserSignals` this scores the base score. */
+const BROWSER = {
+  'User-Agent':
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  'Accept-Language': 'en-GB,en;q=0.9',
+  'Sec-CH-UA': '"Chromium";v="131", "Not_A Brand";v="24"',
+  'Sec-CH-UA-Mobile': '?0',
+  'Sec-CH-UA-Platform': '"Linux"',
+};
+const browserSignals = { webdriver: false, languages: ['en-GB'], screen: { w: 1440, h: 900 } };
+const INVISIBLE_ONLY = { invisible_below: 101, image_below: 101 };
+const SLIDE_ONLY = { invisible_below: 0, image_below: 101, image_kinds: ['slide'] };
+
+describe.runIf(run)('challenge flow: init, submit, validate', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api?.close());
+
+  async function app(settings: Partial<AppSettingsInput> = {}) {
+    const created = await api.createApp({ name: 'flow', ...settings });
+    return { ...created, auth: { 'X-App-Key': created.appKey, 'X-App-Secret': created.appSecret } };
+  }
+  const init = (body: object, headers: Record<string, string> = BROWSER) =>
+    api.post('/v1/challenge/init', body, headers);
+  const submit = (body: object) => api.post('/v1/challenge/submit', body);
+  const sealedOf = async (appId: string, challenge: string) =>
+    openChallenge(api.runtime.keys, appId, challenge)!;
+
+  it('test mode: invisible tier, trivial proof-of-work, a pass token that validates once with captcha_args', async () => {
+    const a = await app({ test_mode: true });
+    const started = await init({
+      app_key: a.appKey,
+      action: 'login',
+      signals: browserSignals,
+      referer: 'https://shop.test/login',
+    });
+    expect(started.status).toBe(200);
+    expect(started.body.data).toMatchObject({ mode: 'challenge', tier: 'invisible', expires_in: 120 });
+    expect(started.body.data.challenge_id).toMatch(/^ch_/);
+    expect(started.body.data.image).toBeUndefined();
+    const pow = await solvePuzzle(started.body.data.pow as Puzzle);
+    const solved = await submit({
+      app_key: a.appKey,
+      challenge_id: started.body.data.challenge_id,
+      challenge: started.body.data.challenge,
+      pow,
+    });
+    expect(solved.status).toBe(200);
+    expect(solved.body.data.pass_token).toMatch(/^pt_/);
+    const verdict = await api.post('/v1/validate', { pass_token: solved.body.data.pass_token }, a.auth);
+    expect(verdict.body.data).toMatchObject({
+      valid: true,
+      action: 'login',
+      challenge_id: started.body.data.challenge_id,
+      captcha_args: { platform: 'web', user_ip: '127.0.0.1', referer: 'https://shop.test/login', pkg: null },
+    });
+    expect(Math.abs(verdict.body.data.captcha_args.solved_at - Date.now() / 1000)).toBeLessThan(30);
+    expect(verdict.body.data.captcha_args.risk_score).toBe(10);
+  });
+
+  it('an ordinary browser gets the invisible tier at real difficulty; its solution is accepted', async () => {
+    const a = await app();
+    const started = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+    expect(started.body.data.tier).toBe('invisible');
+    expect(started.body.data.pow.memoryKiB).toBeGreaterThanOrEqual(1024);
+    const pow = await solvePuzzle(started.body.data.pow);
+    const solved = await submit({
+      app_key: a.appKey,
+      challenge_id: started.body.data.challenge_id,
+      challenge: started.body.data.challenge,
+      pow,
+    });
+    expect(solved.status).toBe(200);
+  });
+
+  it('a scripted client (no browser headers, no signals) is sent to the hard tier: proof-of-work and an image', async () => {
+    const a = await app();
+    const started = await init({ app_key: a.appKey, action: 'login' }, {});
+    expect(started.body.data.tier).toBe('hard');
+    expect(started.body.data.pow).toBeDefined();
+    expect(started.body.data.image.kind).toMatch(/^(slide|click|select)$/);
+    // Solving only the proof-of-work is not enough.
+    const sealed = await sealedOf(a.appId, started.body.data.challenge);
+    expect(sealed.pow).toBeDefined();
+    const wrong = await submit({
+      app_key: a.appKey,
+      challenge_id: sealed.id,
+      challenge: started.body.data.challenge,
+      pow: { nonces: [] },
+    });
+    expect(wrong.body.error).toBe('invalid_answer');
+  });
+
+  it('policy `reject` refuses high-risk requests outright', async () => {
+    const a = await app({ risk_policy: { high: 'reject' } });
+    const refused = await init({ app_key: a.appKey, action: 'login' }, {});
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('request_rejected');
+  });
+
+  describe('slide challenge', () => {
+    it('a human-like drag passes; the image never carries the answer', async () => {
+      const a = await app({ risk_policy: SLIDE_ONLY });
+      const started = await init({ app_key: a.appKey, action: 'register', signals: browserSignals });
+      expect(started.body.data.tier).toBe('image');
+      const view = started.body.data.image.view;
+      expect(view.background.src).toMatch(/^data:image\/(webp|png);base64,/);
+      const sealed = await sealedOf(a.appId, started.body.data.challenge);
+      const { x } = sealed.img!.answer as { x: number };
+      expect(JSON.stringify(started.body.data)).not.toContain(`"x":${x}`);
+      const trajectory = humanDrag(seededRandom(7), x);
+      const solved = await submit({
+        app_key: a.appKey,
+        challenge_id: sealed.id,
+        challenge: started.body.data.challenge,
+        answer: { x, input: 'pointer', trajectory },
+      });
+      expect(solved.status).toBe(200);
+      const verdict = await api.post('/v1/validate', { pass_token: solved.body.data.pass_token }, a.auth);
+      expect(verdict.body.data).toMatchObject({ valid: true, action: 'register' });
+    });
+
+    it('an instant straight-line drag to the right spot fails, and wrong answers are bounded', async () => {
+      const a = await app({ risk_policy: SLIDE_ONLY });
+      const started = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      const sealed = await sealedOf(a.appId, started.body.data.challenge);
+      const { x } = sealed.img!.answer as { x: number };
+      const body = { app_key: a.appKey, challenge_id: sealed.id, challenge: started.body.data.challenge };
+      const robot = await submit({
+        ...body,
+        answer: { x, input: 'pointer', trajectory: linearDrag(seededRandom(1), x, { durationMs: 40 }) },
+      });
+      expect(robot.status).toBe(422);
+      expect(robot.body).toMatchObject({ code: -1, error: 'invalid_answer' });
+      expect(robot.body.message).toMatch(/1 attempt left/);
+      const second = await submit({
+        ...body,
+        answer: { x: x + 40, input: 'pointer', trajectory: humanDrag(seededRandom(3), x + 40) },
+      });
+      expect(second.body.error).toBe('invalid_answer');
+      // Attempts are spent: even the right answer is refused now.
+      const third = await submit({
+        ...body,
+        answer: { x, input: 'pointer', trajectory: humanDrag(seededRandom(9), x) },
+      });
+      expect(third.status).toBe(410);
+      expect(third.body.error).toBe('challenge_expired');
+    });
+  });
+
+  describe('sealed challenges', () => {
+    async function solvedOnce() {
+      const a = await app({ test_mode: true });
+      const started = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      const pow = await solvePuzzle(started.body.data.pow);
+      const body = {
+        app_key: a.appKey,
+        challenge_id: started.body.data.challenge_id,
+        challenge: started.body.data.challenge,
+        pow,
+      };
+      return { a, body };
+    }
+
+    it('a solved challenge cannot be replayed, even concurrently: one pass token per challenge', async () => {
+      const { body } = await solvedOnce();
+      const results = await Promise.all(Array.from({ length: 8 }, () => submit(body)));
+      expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+      expect(
+        results.filter((r) => r.status === 404).every((r) => r.body.error === 'challenge_not_found'),
+      ).toBe(true);
+      const replay = await submit(body);
+      expect(replay.body.error).toBe('challenge_not_found');
+    });
+
+    it('a tampered, truncated or foreign challenge is not found', async () => {
+      const { body } = await solvedOnce();
+      const flipped =
+        body.challenge.slice(0, 20) + (body.challenge[20] === 'A' ? 'B' : 'A') + body.challenge.slice(21);
+      for (const challenge of [flipped, body.challenge.slice(0, -4), 'garbage', body.challenge + 'AA']) {
+        const res = await submit({ ...body, challenge });
+        expect(res.status).toBe(404);
+        expect(res.body.error).toBe('challenge_not_found');
+      }
+      const other = await app({ test_mode: true });
+      const foreign = await submit({ ...body, app_key: other.appKey });
+      expect(foreign.body.error).toBe('challenge_not_found');
+      const wrongId = await submit({ ...body, challenge_id: 'ch_someoneelse' });
+      expect(wrongId.body.error).toBe('challenge_not_found');
+    });
+
+    it('brute-forcing the proof-of-work is bounded per challenge', async () => {
+      const a = await app({ risk_policy: INVISIBLE_ONLY });
+      const started = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      const body = {
+        app_key: a.appKey,
+        challenge_id: started.body.data.challenge_id,
+        challenge: started.body.data.challenge,
+      };
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const count = started.body.data.pow.count;
+        statuses.push(
+          (await submit({ ...body, pow: { nonces: Array.from({ length: count }, (_, k) => k * 7 + i) } }))
+            .status,
+        );
+      }
+      expect(statuses).toEqual([422, 422, 422, 410, 410]);
+    });
+  });
+
+  describe('server tokens at initialization', () => {
+    async function issue(a: { auth: Record<string, string> }, body: Record<string, unknown>) {
+      const res = await api.post('/v1/server/challenge/issue', body, a.auth);
+      expect(res.status).toBe(200);
+      return res.body.data.server_token as string;
+    }
+
+    it('server_token_required: refused without one, accepted with one, uid bound at issue is echoed by validate', async () => {
+      const a = await app({ server_token_required: true, test_mode: true });
+      const refused = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toBe('server_token_required');
+      const serverToken = await issue(a, { action: 'login', bind_uid: 'user-42' });
+      const started = await init({
+        app_key: a.appKey,
+        action: 'login',
+        server_token: serverToken,
+        signals: browserSignals,
+      });
+      expect(started.status).toBe(200);
+      const pow = await solvePuzzle(started.body.data.pow);
+      const solved = await submit({
+        app_key: a.appKey,
+        challenge_id: started.body.data.challenge_id,
+        challenge: started.body.data.challenge,
+        pow,
+      });
+      const verdict = await api.post('/v1/validate', { pass_token: solved.body.data.pass_token }, a.auth);
+      expect(verdict.body.data).toMatchObject({ valid: true, uid: 'user-42' });
+    });
+
+    it('a server token lowers the score', async () => {
+      const a = await app();
+      const serverToken = await issue(a, { action: 'login' });
+      const started = await init({
+        app_key: a.appKey,
+        action: 'login',
+        server_token: serverToken,
+        signals: browserSignals,
+      });
+      const sealed = await sealedOf(a.appId, started.body.data.challenge);
+      expect(sealed.score).toBe(0);
+    });
+
+    it.each([
+      ['server_token_action_mismatch', { action: 'pay' }, {}],
+      ['server_token_binding_mismatch', { action: 'login', bind_ip: '10.9.8.7' }, {}],
+      ['server_token_binding_mismatch', { action: 'login', bind_device_id: 'dev-1' }, { device_id: 'dev-2' }],
+      ['server_token_binding_mismatch', { action: 'login', bind_fingerprint: 'fp-1' }, {}],
+    ])('%s (%j)', async (code, issueBody, initExtra) => {
+      const a = await app();
+      const serverToken = await issue(a, issueBody);
+      const res = await init({
+        app_key: a.appKey,
+        action: 'login',
+        server_token: serverToken,
+        signals: browserSignals,
+        ...initExtra,
+      });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toBe(code);
+    });
+
+    it('bindings that match are accepted; max_uses is enforced; forged and foreign tokens are invalid', async () => {
+      const a = await app();
+      const serverToken = await issue(a, {
+        action: 'login',
+        bind_ip: '127.0.0.1',
+        bind_device_id: 'dev-1',
+        bind_fingerprint: 'fp-1',
+        max_uses: 2,
+      });
+      const body = {
+        app_key: a.appKey,
+        action: 'login',
+        server_token: serverToken,
+        device_id: 'dev-1',
+        fingerprint: 'fp-1',
+        signals: browserSignals,
+      };
+      expect((await init(body)).status).toBe(200);
+      expect((await init(body)).status).toBe(200);
+      const third = await init(body);
+      expect(third.body.error).toBe('server_token_exhausted');
+      const forged = await init({ ...body, server_token: `${serverToken.slice(0, -3)}xyz` });
+      expect(forged.body.error).toBe('server_token_invalid');
+      const other = await app();
+      const foreign = await init({ ...body, app_key: other.appKey });
+      expect(foreign.body.error).toBe('server_token_invalid');
+    });
+
+    it('an expired server token is refused', async () => {
+      const a = await app();
+      const expired = api.runtime.keys.sealServer({
+        id: 'nope',
+        app: a.appId,
+        exp: Math.floor(Date.now() / 1000) - 1,
+      });
+      const res = await init({
+        app_key: a.appKey,
+        action: 'login',
+        server_token: expired,
+        signals: browserSignals,
+      });
+      expect(res.body.error).toBe('server_token_expired');
+    });
+  });
+
+  describe('quota', () => {
+    it('exhausted without overage: a dg_ token at once, nothing counted, validated as degraded', async () => {
+      const a = await app({ monthly_quota: 1 });
+      expect(
+        (await init({ app_key: a.appKey, action: 'login', signals: browserSignals })).body.data.mode,
+      ).toBe('challenge');
+      for (let i = 0; i < 3; i++) {
+        const degraded = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+        expect(degraded.status).toBe(200);
+        expect(degraded.body.data).toMatchObject({ mode: 'degraded', expires_in: 300 });
+        expect(degraded.body.data.pass_token).toMatch(/^dg_/);
+      }
+      const usage = await api.runtime.db.query.appUsage.findFirst();
+      expect(usage?.challenges).toBe(1);
+      const last = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      const verdict = await api.post('/v1/validate', { pass_token: last.body.data.pass_token }, a.auth);
+      expect(verdict.body).toEqual({
+        code: 0,
+        data: { valid: false, degraded: true, reason: 'quota_exhausted', expired: false },
+      });
+    });
+
+    it('with overage the quota is exceeded, never degraded', async () => {
+      const a = await app({ monthly_quota: 1, overage_allowed: true });
+      for (let i = 0; i < 3; i++) {
+        expect(
+          (await init({ app_key: a.appKey, action: 'login', signals: browserSignals })).body.data.mode,
+        ).toBe('challenge');
+      }
+    });
+
+    it('an expired subscription falls back to the free plan, not to degraded mode', async () => {
+      const a = await app({
+        plan: 'pro',
+        monthly_quota: 0,
+        overage_allowed: false,
+        subscription_expires_at: '2020-01-01T00:00:00Z',
+      });
+      const res = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      expect(res.body.data.mode).toBe('challenge');
+    });
+  });
+
+  describe('rejections', () => {
+    it('unknown and disabled apps, foreign domains, bad bodies', async () => {
+      expect((await init({ app_key: 'ak_nope', action: 'login' })).body.error).toBe('invalid_app_key');
+      const a = await app({ allowed_domains: ['shop.test'] });
+      expect(
+        (await init({ app_key: a.appKey, action: 'login', referer: 'https://evil.test/' })).body.error,
+      ).toBe('domain_not_allowed');
+      expect(
+        (
+          await init({
+            app_key: a.appKey,
+            action: 'login',
+            referer: 'https://www.shop.test/x',
+            signals: browserSignals,
+          })
+        ).status,
+      ).toBe(200);
+      expect((await init({ app_key: a.appKey, action: 'bad action!' })).status).toBe(400);
+      expect((await init({ app_key: a.appKey, action: 'login', signals: { extra: 1 } })).status).toBe(400);
+      await api.runtime.apps.setDisabled(a.appKey, true);
+      expect((await init({ app_key: a.appKey, action: 'login' })).body.error).toBe('app_disabled');
+    });
+
+    it('one IP initializing faster than the policy allows is rate limited', async () => {
+      const a = await app({ risk_policy: { rate_limit: { ip_per_minute: 3, high_risk_ip_per_minute: 1 } } });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++)
+        statuses.push((await init({ app_key: a.appKey, action: 'login', signals: browserSignals })).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    });
+
+    it('answers CORS preflights for the widget', async () => {
+      const res = await fetch(`${api.url}/v1/challenge/init`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://shop.test' },
+      });
+      expect(res.status).toBe(204);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    });
+  });
+});
