@@ -1,0 +1,187 @@
+import type { SKRSContext2D } from '@napi-rs/canvas';
+import { type Random, range } from './random.ts';
+
+/**
+ * The symbols the click and select challenges draw. Each one stays recognisable under any rotation and is
+ * never a rotation of another (no "diamond", which is a turned square), so a prompt is never ambiguous.
+ */
+export const SHAPES = [
+  'circle',
+  'triangle',
+  'square',
+  'pentagon',
+  'star',
+  'heart',
+  'arrow',
+  'cross',
+  'moon',
+] as const;
+export type Shape = (typeof SHAPES)[number];
+
+/**
+ * Named colours for "tiles with a red shape". Three hues far apart in both hue and lightness, so the
+ * common colour-vision deficiencies still tell them apart (red reads darker than yellow to protanopes and
+ * deuteranopes, blue stays distinct for all three kinds).
+ */
+export const NAMED_COLOURS = {
+  red: '#d7263d',
+  blue: '#1f5fd1',
+  yellow: '#f5c400',
+} as const;
+export type ColourName = keyof typeof NAMED_COLOURS;
+export const COLOUR_NAMES = Object.keys(NAMED_COLOURS) as ColourName[];
+
+export interface SymbolStyle {
+  shape: Shape;
+  x: number;
+  y: number;
+  /** Radius of the circle the symbol fits in, in px. */
+  r: number;
+  /** Radians. */
+  rotation: number;
+  fill: string;
+  stroke: string;
+  lineWidth?: number;
+}
+
+/** Appends a regular polygon (or star when `inner` is given) around the origin. */
+function polygon(ctx: SKRSContext2D, r: number, points: number, inner?: number): void {
+  const steps = inner === undefined ? points : points * 2;
+  for (let i = 0; i < steps; i++) {
+    const radius = inner !== undefined && i % 2 === 1 ? r * inner : r;
+    const a = -Math.PI / 2 + (i * 2 * Math.PI) / steps;
+    const px = Math.cos(a) * radius;
+    const py = Math.sin(a) * radius;
+    if (i === 0) ctx.moveTo(px, py);
+    else ctx.lineTo(px, py);
+  }
+  ctx.closePath();
+}
+
+/** Appends a closed path through the given unit-scale points. */
+function outline(ctx: SKRSContext2D, r: number, pts: ReadonlyArray<readonly [number, number]>): void {
+  pts.forEach(([px, py], i) => {
+    if (i === 0) ctx.moveTo(px * r, py * r);
+    else ctx.lineTo(px * r, py * r);
+  });
+  ctx.closePath();
+}
+
+const ARROW: ReadonlyArray<readonly [number, number]> = [
+  [-0.95, -0.28],
+  [0.15, -0.28],
+  [0.15, -0.7],
+  [0.95, 0],
+  [0.15, 0.7],
+  [0.15, 0.28],
+  [-0.95, 0.28],
+];
+const CROSS: ReadonlyArray<readonly [number, number]> = [
+  [-0.3, -0.9],
+  [0.3, -0.9],
+  [0.3, -0.3],
+  [0.9, -0.3],
+  [0.9, 0.3],
+  [0.3, 0.3],
+  [0.3, 0.9],
+  [-0.3, 0.9],
+  [-0.3, 0.3],
+  [-0.9, 0.3],
+  [-0.9, -0.3],
+  [-0.3, -0.3],
+];
+
+/** Appends the shape's path, centred on the origin and fitting in a circle of radius r. */
+export function traceShape(ctx: SKRSContext2D, shape: Shape, r: number): void {
+  switch (shape) {
+    case 'circle':
+      ctx.arc(0, 0, r * 0.85, 0, Math.PI * 2);
+      return;
+    case 'triangle':
+      // A triangle's centroid sits low; shift it so it looks centred in its circle.
+      ctx.save();
+      ctx.translate(0, r * 0.1);
+      polygon(ctx, r, 3);
+      ctx.restore();
+      return;
+    case 'square':
+      polygon(ctx, r * 0.95, 4);
+      return;
+    case 'pentagon':
+      polygon(ctx, r * 0.95, 5);
+      return;
+    case 'star':
+      polygon(ctx, r, 5, 0.45);
+      return;
+    case 'heart':
+      ctx.moveTo(0, r * 0.85);
+      ctx.bezierCurveTo(-r * 1.25, 0, -r * 0.65, -r * 1.05, 0, -r * 0.42);
+      ctx.bezierCurveTo(r * 0.65, -r * 1.05, r * 1.25, 0, 0, r * 0.85);
+      ctx.closePath();
+      return;
+    case 'arrow':
+      outline(ctx, r, ARROW);
+      return;
+    case 'cross':
+      outline(ctx, r, CROSS);
+      return;
+    case 'moon':
+      // Outer arc of the full disc, inner arc of an offset disc: a crescent.
+      ctx.arc(0, 0, r * 0.9, Math.PI * 0.3, Math.PI * 1.7);
+      ctx.arc(r * 0.42, 0, r * 0.72, Math.PI * 1.55, Math.PI * 0.45, true);
+      ctx.closePath();
+      return;
+  }
+}
+
+/** Draws one filled and outlined symbol. */
+export function drawSymbol(ctx: SKRSContext2D, s: SymbolStyle): void {
+  ctx.save();
+  ctx.translate(s.x, s.y);
+  ctx.rotate(s.rotation);
+  ctx.beginPath();
+  traceShape(ctx, s.shape, s.r);
+  ctx.fillStyle = s.fill;
+  ctx.fill();
+  ctx.lineJoin = 'round';
+  ctx.lineWidth = s.lineWidth ?? Math.max(1.5, s.r / 9);
+  ctx.strokeStyle = s.stroke;
+  ctx.stroke();
+  ctx.restore();
+}
+
+/** A saturated colour for a foreground symbol, avoiding muddy mid-lightness greys. */
+export function vividColour(rng: Random): string {
+  const h = Math.round(range(rng, 0, 360));
+  return `hsl(${h} ${Math.round(range(rng, 60, 90))}% ${Math.round(range(rng, 40, 58))}%)`;
+}
+
+export interface Placed {
+  x: number;
+  y: number;
+  r: number;
+}
+
+/**
+ * Rejection-samples `count` non-overlapping circles inside the box (keeping `margin` px between them and
+ * from the edges). Returns null when it cannot fit them, so the caller retries with smaller radii.
+ */
+export function placeCircles(
+  rng: Random,
+  box: { width: number; height: number },
+  radii: readonly number[],
+  margin: number,
+): Placed[] | null {
+  const placed: Placed[] = [];
+  for (const r of radii) {
+    let ok = false;
+    for (let attempt = 0; attempt < 200 && !ok; attempt++) {
+      const x = range(rng, r + margin, box.width - r - margin);
+      const y = range(rng, r + margin, box.height - r - margin);
+      ok = placed.every((p) => Math.hypot(p.x - x, p.y - y) >= p.r + r + margin);
+      if (ok) placed.push({ x, y, r });
+    }
+    if (!ok) return null;
+  }
+  return placed;
+}

@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from './random.ts';
+import {
+  generateSlide,
+  PIECE_SIZE,
+  SLIDE_HEIGHT,
+  SLIDE_TOLERANCE_PX,
+  SLIDE_WIDTH,
+  type SlideChallenge,
+  TRACK_MAX,
+  verifySlide,
+} from './slide.ts';
+import { decode, hasSignature, jsonPart, luma, type Pixels } from './test-images.ts';
+import { humanDrag, humanKeys, linearDrag } from './test-trajectories.ts';
+
+const seeds = Array.from({ length: 12 }, (_, i) => `slide-${i}`);
+const challenges: SlideChallenge[] = await Promise.all(seeds.map((s) => generateSlide(seededRandom(s))));
+
+/** The piece's interior: opaque pixels at least 3 px from any transparent one (skips the rim). */
+function interior(piece: Pixels): Array<[number, number]> {
+  const opaque = (x: number, y: number) =>
+    x >= 0 &&
+    y >= 0 &&
+    x < piece.width &&
+    y < piece.height &&
+    (piece.data[(y * piece.width + x) * 4 + 3] as number) === 255;
+  const out: Array<[number, number]> = [];
+  for (let y = 0; y < piece.height; y++) {
+    for (let x = 0; x < piece.width; x++) {
+      if ([-3, 0, 3].every((dx) => [-3, 0, 3].every((dy) => opaque(x + dx, y + dy)))) out.push([x, y]);
+    }
+  }
+  return out;
+}
+
+/** Mean luma of the background under the piece's interior at (x, y), over the piece's own. */
+function darkening(bg: Pixels, piece: Pixels, x: number, y: number): number {
+  let under = 0;
+  let own = 0;
+  for (const [px, py] of interior(piece)) {
+    under += luma(bg, x + px, y + py);
+    own += luma(piece, px, py);
+  }
+  return under / own;
+}
+
+/** The x along the piece's row where the background best equals the piece at half brightness. */
+function bestFit(bg: Pixels, piece: Pixels, y: number): number {
+  const pts = interior(piece);
+  let best = -1;
+  let bestErr = Number.POSITIVE_INFINITY;
+  for (let x = 0; x <= TRACK_MAX; x++) {
+    let err = 0;
+    for (const [px, py] of pts) err += Math.abs(luma(bg, x + px, y + py) - 0.5 * luma(piece, px, py));
+    if (err < bestErr) [best, bestErr] = [x, err];
+  }
+  return best;
+}
+
+describe('generateSlide', () => {
+  it('returns decodable WebP images of the documented sizes, each under 30 KB', async () => {
+    for (const { view } of challenges) {
+      expect(hasSignature(view.background) && hasSignature(view.piece)).toBe(true);
+      const [bg, piece] = await Promise.all([decode(view.background), decode(view.piece)]);
+      expect([bg.width, bg.height]).toEqual([SLIDE_WIDTH, SLIDE_HEIGHT]);
+      expect([piece.width, piece.height]).toEqual([PIECE_SIZE, PIECE_SIZE]);
+      expect([view.background.width, view.piece.width]).toEqual([SLIDE_WIDTH, PIECE_SIZE]);
+      expect(view.background.data.length + view.piece.data.length).toBeLessThan(30 * 1024);
+    }
+  });
+
+  it('puts the gap where the answer says: the background is darkened under the piece there', async () => {
+    for (const { view, answer } of challenges) {
+      const [bg, piece] = await Promise.all([decode(view.background), decode(view.piece)]);
+      expect(answer.y).toBe(view.pieceY);
+      // The gap is the piece's own pixels under a 50 % black overlay, and nowhere else fits as well
+      // (the decoy gap has another outline, so the piece's pixels do not line up with it).
+      expect(darkening(bg, piece, answer.x, answer.y)).toBeLessThan(0.65);
+      expect(Math.abs(bestFit(bg, piece, answer.y) - answer.x)).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('places the gap clear of the resting piece and inside the track', () => {
+    for (const { answer } of challenges) {
+      expect(answer.x).toBeGreaterThanOrEqual(PIECE_SIZE);
+      expect(answer.x).toBeLessThanOrEqual(TRACK_MAX);
+      expect(answer.y + PIECE_SIZE).toBeLessThanOrEqual(SLIDE_HEIGHT);
+    }
+  });
+
+  it('leaks nothing but pieceY: the JSON part of every view is the same apart from it', () => {
+    const strip = ({ view }: SlideChallenge) => {
+      const json = jsonPart(view) as Record<string, unknown>;
+      expect(json.pieceY).toBe(view.pieceY);
+      delete json.pieceY;
+      return json;
+    };
+    const first = strip(challenges[0] as SlideChallenge);
+    for (const c of challenges) expect(strip(c)).toEqual(first);
+    expect(Object.keys(first).sort()).toEqual([
+      'a11y',
+      'background',
+      'keyboard',
+      'kind',
+      'piece',
+      'prompt',
+      'track',
+    ]);
+  });
+
+  it('keeps the answer small, for sealing', () => {
+    for (const { answer } of challenges) expect(JSON.stringify(answer).length).toBeLessThan(200);
+  });
+
+  it('is deterministic for a seeded source, and varies between seeds', async () => {
+    const again = await generateSlide(seededRandom(seeds[0] as string));
+    expect(again.answer).toEqual(challenges[0]?.answer);
+    expect(new Set(challenges.map((c) => c.answer.x)).size).toBeGreaterThan(6);
+  });
+
+  it('has a cheaper simple variant with the same view shape', async () => {
+    const simple = await generateSlide(seededRandom('simple'), { detail: 'simple' });
+    expect(Object.keys(simple.view).sort()).toEqual(Object.keys(challenges[0]?.view ?? {}).sort());
+    expect(simple.view.background.data.length).toBeLessThan(challenges[0]?.view.background.data.length ?? 0);
+    const [bg, piece] = await Promise.all([decode(simple.view.background), decode(simple.view.piece)]);
+    expect(darkening(bg, piece, simple.answer.x, simple.answer.y)).toBeLessThan(0.7);
+  });
+
+  it('encodes PNG on request', async () => {
+    const png = await generateSlide(seededRandom('png'), { format: 'png' });
+    expect(png.view.background.mime).toBe('image/png');
+    expect(hasSignature(png.view.background)).toBe(true);
+  });
+});
+
+describe('verifySlide', () => {
+  const answer = { x: 150, y: 40 };
+  const submit = (x: number, input: 'pointer' | 'touch' | 'keyboard' = 'pointer', seed = 'v') => ({
+    x,
+    input,
+    trajectory: input === 'keyboard' ? humanKeys(seededRandom(seed), x) : humanDrag(seededRandom(seed), x),
+  });
+
+  it('accepts a human-like drag onto the gap, within the tolerance either side', () => {
+    expect(verifySlide(answer, submit(150))).toEqual({ ok: true });
+    expect(verifySlide(answer, submit(150 + SLIDE_TOLERANCE_PX, 'touch'))).toEqual({ ok: true });
+    expect(verifySlide(answer, submit(150 - SLIDE_TOLERANCE_PX))).toEqual({ ok: true });
+  });
+
+  it('accepts a keyboard-only solution', () => {
+    const s = submit(150, 'keyboard');
+    expect(Math.abs(s.x - 150)).toBeLessThanOrEqual(2);
+    expect(verifySlide(answer, s)).toEqual({ ok: true });
+  });
+
+  it('step 3: refuses a human-like drag that misses the gap', () => {
+    expect(verifySlide(answer, submit(150 + SLIDE_TOLERANCE_PX + 1))).toEqual({
+      ok: false,
+      reason: 'position',
+    });
+    expect(verifySlide(answer, submit(90))).toEqual({ ok: false, reason: 'position' });
+  });
+
+  it('step 2: refuses an instant straight-line drag onto the gap', () => {
+    const trajectory = linearDrag(seededRandom(1), 150, { durationMs: 30 });
+    expect(verifySlide(answer, { x: 150, input: 'pointer', trajectory })).toEqual({
+      ok: false,
+      reason: 'too_fast',
+    });
+  });
+
+  it('step 2: refuses a slow straight line at constant speed onto the gap', () => {
+    const trajectory = linearDrag(seededRandom(1), 150, { durationMs: 900 });
+    expect(verifySlide(answer, { x: 150, input: 'pointer', trajectory })).toMatchObject({ ok: false });
+  });
+
+  it('step 1: refuses malformed submissions', () => {
+    const good = submit(150);
+    for (const bad of [
+      null,
+      'x=150',
+      {},
+      { ...good, x: '150' },
+      { ...good, x: Number.NaN },
+      { ...good, input: 'mouse' },
+      { ...good, trajectory: [{ t: -1, x: 0, y: 0 }] },
+      { ...good, trajectory: Array.from({ length: 2000 }, (_, t) => ({ t, x: 0, y: 0 })) },
+    ]) {
+      expect(verifySlide(answer, bad)).toEqual({ ok: false, reason: 'malformed' });
+    }
+  });
+});

@@ -1,0 +1,221 @@
+import { type Canvas, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { z } from 'zod';
+import {
+  addNoise,
+  type Detail,
+  drawBackground,
+  drawDistractorLines,
+  NOISE_AMPLITUDE,
+} from './backgrounds.ts';
+import { encodeCanvas } from './image.ts';
+import { chance, int, type Random } from './random.ts';
+import {
+  checkTrajectory,
+  KEYBOARD_LARGE_STEP_PX,
+  KEYBOARD_STEP_PX,
+  TRAJECTORY_LIMITS,
+  trajectoryPointSchema,
+} from './trajectory.ts';
+import { ACCEPT, type EncodedImage, type ImageFormat, type Prompt, reject, type Verdict } from './types.ts';
+
+/** Background size in px. */
+export const SLIDE_WIDTH = 300;
+export const SLIDE_HEIGHT = 150;
+/** Body of the puzzle piece (a square), the tab radius, and the padding that holds a tab. */
+const BODY = 40;
+const TAB_R = 7;
+const TAB_OFFSET = 4;
+const PAD = 12;
+/** The piece image is square: body plus padding on each side. */
+export const PIECE_SIZE = BODY + 2 * PAD;
+/** The piece slides from x = 0 to here (its left edge, in background px). */
+export const TRACK_MAX = SLIDE_WIDTH - PIECE_SIZE;
+/** How far the final x may be from the gap and still count, in px (either side). */
+export const SLIDE_TOLERANCE_PX = 5;
+/** The gap starts at least this far right, so the resting piece never overlaps it. */
+const MIN_GAP_X = PIECE_SIZE + 8;
+
+/** Each side of the piece: a tab out, a blank in, or flat. */
+type Side = 'out' | 'in' | 'flat';
+type PieceSides = readonly [Side, Side, Side, Side];
+
+export interface SlideView {
+  kind: 'slide';
+  prompt: Prompt;
+  background: EncodedImage;
+  piece: EncodedImage;
+  /** Top of the piece image in background px; the piece moves only horizontally. */
+  pieceY: number;
+  /** Range of the piece's left edge in background px (the slider's aria-valuemin/max). */
+  track: { min: 0; max: number };
+  /** Arrow-key step and Shift+Arrow / PageUp / PageDown step, in px. */
+  keyboard: { step: number; largeStep: number };
+  a11y: { labelKey: string; instructionsKey: string };
+}
+/** Where the piece's left and top edges must go, in background px. */
+export interface SlideAnswer {
+  x: number;
+  y: number;
+}
+export interface SlideChallenge {
+  kind: 'slide';
+  view: SlideView;
+  answer: SlideAnswer;
+}
+export interface SlideOptions {
+  /** `simple` for the standby service: fewer decorations and no decoy gap. Default `full`. */
+  detail?: Detail;
+  format?: ImageFormat;
+}
+
+/** Appends the puzzle-piece outline with its top-left padding corner at (ox, oy). */
+function tracePiece(ctx: SKRSContext2D, ox: number, oy: number, sides: PieceSides): void {
+  const half = Math.sqrt(TAB_R ** 2 - TAB_OFFSET ** 2); // half the tab's opening on the edge
+  const corners = [
+    [0, 0],
+    [BODY, 0],
+    [BODY, BODY],
+    [0, BODY],
+  ] as const;
+  ctx.moveTo(ox + PAD, oy + PAD);
+  // Each side is drawn in its own frame (edge along +x, outside towards -y), walking clockwise.
+  sides.forEach((side, i) => {
+    const [cx, cy] = corners[i] as readonly [number, number];
+    ctx.save();
+    ctx.translate(ox + PAD + cx, oy + PAD + cy);
+    ctx.rotate((i * Math.PI) / 2);
+    if (side !== 'flat') {
+      const out = side === 'out';
+      const centreY = out ? -TAB_OFFSET : TAB_OFFSET;
+      ctx.lineTo(BODY / 2 - half, 0);
+      ctx.arc(
+        BODY / 2,
+        centreY,
+        TAB_R,
+        Math.atan2(-centreY, -half),
+        Math.atan2(-centreY, half),
+        !out, // a tab bulges outward going clockwise, a blank inward going anticlockwise
+      );
+    }
+    ctx.lineTo(BODY, 0);
+    ctx.restore();
+  });
+  ctx.closePath();
+}
+
+function randomSides(rng: Random): PieceSides {
+  for (;;) {
+    const sides = [0, 1, 2, 3].map(() => (chance(rng, 0.15) ? 'flat' : chance(rng, 0.5) ? 'out' : 'in'));
+    if (sides.filter((s) => s !== 'flat').length >= 3) return sides as unknown as PieceSides;
+  }
+}
+
+/** A decoy's sides differ from the real piece on at least two sides, so a person tells them apart. */
+function decoySides(rng: Random, real: PieceSides): PieceSides {
+  for (;;) {
+    const d = randomSides(rng);
+    if (d.filter((s, i) => s !== real[i]).length >= 2) return d;
+  }
+}
+
+/** Darkens a gap and rims it, as the hole the piece fits into. */
+function drawGap(ctx: SKRSContext2D, x: number, y: number, sides: PieceSides): void {
+  ctx.beginPath();
+  tracePiece(ctx, x, y, sides);
+  ctx.fillStyle = 'rgba(0, 0, 0, 0.5)';
+  ctx.fill();
+  ctx.lineWidth = 1.5;
+  ctx.strokeStyle = 'rgba(255, 255, 255, 0.75)';
+  ctx.stroke();
+}
+
+/** Cuts the piece out of the (undamaged) background. */
+function cutPiece(source: Canvas, x: number, y: number, sides: PieceSides): Canvas {
+  const piece = createCanvas(PIECE_SIZE, PIECE_SIZE);
+  const ctx = piece.getContext('2d');
+  ctx.save();
+  ctx.beginPath();
+  tracePiece(ctx, 0, 0, sides);
+  ctx.clip();
+  ctx.drawImage(source, -x, -y);
+  ctx.restore();
+  // A bright rim with a dark edge, so the piece stands out on any background.
+  ctx.beginPath();
+  tracePiece(ctx, 0, 0, sides);
+  ctx.lineWidth = 2.5;
+  ctx.strokeStyle = 'rgba(0, 0, 0, 0.45)';
+  ctx.stroke();
+  ctx.lineWidth = 1.5;
+  ctx.strokeStyle = 'rgba(255, 255, 255, 0.95)';
+  ctx.stroke();
+  return piece;
+}
+
+/** Generates a slide challenge: a background with a gap, and the piece that fills it. */
+export async function generateSlide(rng: Random, options: SlideOptions = {}): Promise<SlideChallenge> {
+  const detail = options.detail ?? 'full';
+  const format = options.format ?? 'webp';
+  const bg = createCanvas(SLIDE_WIDTH, SLIDE_HEIGHT);
+  const ctx = bg.getContext('2d');
+  drawBackground(ctx, rng, { width: SLIDE_WIDTH, height: SLIDE_HEIGHT, detail });
+  if (detail === 'full') {
+    drawDistractorLines(ctx, rng, SLIDE_WIDTH, SLIDE_HEIGHT, int(rng, 2, 4));
+    // Before the cut, so piece and gap carry the same grain and pixel differencing finds no seam.
+    addNoise(ctx, rng, SLIDE_WIDTH, SLIDE_HEIGHT, NOISE_AMPLITUDE);
+  }
+
+  const x = int(rng, MIN_GAP_X, TRACK_MAX - 4);
+  const y = int(rng, 4, SLIDE_HEIGHT - PIECE_SIZE - 4);
+  const sides = randomSides(rng);
+  const piece = cutPiece(bg, x, y, sides);
+  drawGap(ctx, x, y, sides);
+  if (detail === 'full') {
+    // A decoy gap of another shape on the same row, at least a piece away: "find the dark blob" bots
+    // must now also match shapes, which a person does at a glance. Same row, since pieceY is public.
+    const left = x - PIECE_SIZE - 8 >= MIN_GAP_X;
+    const right = x + PIECE_SIZE + 8 <= TRACK_MAX - 4;
+    const goLeft = left && (!right || chance(rng, 0.5));
+    const dx = goLeft ? int(rng, MIN_GAP_X, x - PIECE_SIZE - 8) : int(rng, x + PIECE_SIZE + 8, TRACK_MAX - 4);
+    const dy = Math.min(SLIDE_HEIGHT - PIECE_SIZE - 4, Math.max(4, y + int(rng, -4, 4)));
+    drawGap(ctx, dx, dy, decoySides(rng, sides));
+  }
+
+  const [background, pieceImage] = await Promise.all([encodeCanvas(bg, format), encodeCanvas(piece, format)]);
+  return {
+    kind: 'slide',
+    view: {
+      kind: 'slide',
+      prompt: { key: 'challenge.slide.prompt', params: {} },
+      background,
+      piece: pieceImage,
+      pieceY: y,
+      track: { min: 0, max: TRACK_MAX },
+      keyboard: { step: KEYBOARD_STEP_PX, largeStep: KEYBOARD_LARGE_STEP_PX },
+      a11y: { labelKey: 'challenge.slide.label', instructionsKey: 'challenge.slide.keyboardHelp' },
+    },
+    answer: { x, y },
+  };
+}
+
+export const slideSubmissionSchema = z.object({
+  /** Final left edge of the piece, in background px. */
+  x: z.number(),
+  input: z.enum(['pointer', 'touch', 'keyboard']),
+  trajectory: z.array(trajectoryPointSchema).max(TRAJECTORY_LIMITS.maxSamples),
+});
+export type SlideSubmission = z.infer<typeof slideSubmissionSchema>;
+
+/** Accepts a slide submission only when the piece is within tolerance AND the movement looks human. */
+export function verifySlide(answer: SlideAnswer, submission: unknown): Verdict {
+  // 1. Well-formed: the submission is client input, so parse it before trusting any field.
+  const parsed = slideSubmissionSchema.safeParse(submission);
+  if (!parsed.success) return reject('malformed');
+  const { x, input, trajectory } = parsed.data;
+  // 2. The trajectory looks human (checked before the position, so a bot probing positions with a junk
+  //    trajectory learns nothing from the order of checks if reasons ever leak).
+  const why = checkTrajectory(input, trajectory, x, TRACK_MAX);
+  if (why) return reject(why);
+  // 3. The piece sits in the gap, within tolerance.
+  if (Math.abs(x - answer.x) > SLIDE_TOLERANCE_PX) return reject('position');
+  return ACCEPT;
+}
