@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANS } from '../src/apps/plans.ts';
-import { IssuanceLimiter } from '../src/quotas/issuance-limiter.ts';
+import { IssuanceLimiter, LocalBuckets } from '../src/quotas/issuance-limiter.ts';
 import {
   databaseAvailable,
   freshPostgresDatabase,
@@ -78,6 +78,60 @@ function expectRefusalsWellFormed(results: Issued[]): void {
     expect(Number.isInteger(Number(r.retryAfter))).toBe(true);
   }
 }
+
+describe('local token buckets (one process, no Redis)', () => {
+  const rate = { perSecond, burst };
+
+  it('grants the burst, then refuses until a refill interval has passed', () => {
+    const buckets = new LocalBuckets();
+    const t0 = 1_000_000;
+    const granted = Array.from({ length: burst + 5 }, () => buckets.take('a', rate, t0)).filter(Boolean);
+    expect(granted).toHaveLength(burst);
+    expect(buckets.take('a', rate, t0 + 999)).toBe(false);
+    const refilled = Array.from({ length: perSecond + 5 }, () => buckets.take('a', rate, t0 + 1_000));
+    expect(refilled.filter(Boolean)).toHaveLength(perSecond);
+  });
+
+  it('never holds more than the burst, however long it stayed idle', () => {
+    const buckets = new LocalBuckets();
+    const t0 = 1_000_000;
+    expect(buckets.take('a', rate, t0)).toBe(true);
+    const later = t0 + 3_600_000;
+    const granted = Array.from({ length: burst * 3 }, () => buckets.take('a', rate, later)).filter(Boolean);
+    expect(granted).toHaveLength(burst);
+  });
+
+  it('keeps refills on whole intervals from the first use', () => {
+    const buckets = new LocalBuckets();
+    const t0 = 1_000_000;
+    for (let i = 0; i < burst; i++) buckets.take('a', rate, t0);
+    // 1.5 s later one refill has happened; at 2.0 s the second, not at 2.4 s after the first.
+    const at1500 = Array.from({ length: 15 }, () => buckets.take('a', rate, t0 + 1_500)).filter(Boolean);
+    expect(at1500).toHaveLength(perSecond);
+    expect(buckets.take('a', rate, t0 + 1_999)).toBe(false);
+    expect(buckets.take('a', rate, t0 + 2_000)).toBe(true);
+  });
+
+  it('keeps one bucket per key', () => {
+    const buckets = new LocalBuckets();
+    for (let i = 0; i < burst; i++) buckets.take('a', rate, 0);
+    expect(buckets.take('a', rate, 0)).toBe(false);
+    expect(buckets.take('b', rate, 0)).toBe(true);
+  });
+
+  it('answers without waiting: thousands of takes for one app in well under a second', async () => {
+    const limiter = new IssuanceLimiter();
+    const started = performance.now();
+    const decisions = await Promise.all(
+      Array.from({ length: 5_000 }, () => limiter.take('busy-app', { perSecond: 1, burst: 4_000 })),
+    );
+    const elapsed = performance.now() - started;
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(4_000);
+    expect(decisions.find((d) => !d.allowed)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(elapsed).toBeLessThan(500);
+    await limiter.close();
+  });
+});
 
 describe.runIf(run)('issuance rate limit, one instance', () => {
   let api: TestApi;
