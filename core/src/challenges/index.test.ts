@@ -51,6 +51,17 @@ describe('challenges index', () => {
     );
   });
 
+  it('docs usage example (docs/challenges.md, "Use")', async () => {
+    const log = { info: (_o: object, _m: string) => {} };
+    const challenge = await generateChallenge('slide');
+    const openedAnswer = JSON.parse(JSON.stringify(challenge.answer)); // as if sealed and opened
+    const requestBody = { answer: { x: 10, input: 'pointer', trajectory: [] } };
+    const verdict = verifyChallenge('slide', openedAnswer, requestBody.answer);
+    if (!verdict.ok) log.info({ reason: verdict.reason }, 'challenge answer refused');
+    expect(verdict).toEqual({ ok: false, reason: 'too_few_samples' });
+    expect(MAX_ATTEMPTS.slide).toBe(2);
+  });
+
   it('bounds attempts per kind', () => {
     for (const kind of CHALLENGE_KINDS) expect(MAX_ATTEMPTS[kind]).toBeGreaterThanOrEqual(1);
   });

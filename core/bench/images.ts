@@ -1,0 +1,171 @@
+/**
+ * Image challenge benchmark and example writer.
+ *
+ *   taskset -c 0 npx node core/bench/images.ts [--runs 200] [--write-docs] [--save-examples]
+ *
+ * Times generation (drawing and encoding, as the API pays it) per kind over `--runs` challenges drawn
+ * with the crypto random source, one at a time, and reports p50/p99 and encoded sizes. CPU time (all of
+ * the process's threads, encoding included) is the figure to trust on a shared machine; wall time also
+ * counts waiting for the core. `--write-docs`
+ * replaces the table between the bench markers in docs/challenges.md; `--save-examples` writes one PNG
+ * per kind into docs/images/, composed as the widget shows them.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+import {
+  type Challenge,
+  type ChallengeKind,
+  type Detail,
+  generateChallenge,
+  type ImageFormat,
+  seededRandom,
+} from '../src/challenges/index.ts';
+
+const root = new URL('../../', import.meta.url);
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '200' },
+    'write-docs': { type: 'boolean', default: false },
+    'save-examples': { type: 'boolean', default: false },
+  },
+});
+
+interface Case {
+  name: string;
+  kind: ChallengeKind;
+  detail: Detail;
+  format: ImageFormat;
+}
+const CASES: Case[] = [
+  { name: 'slide', kind: 'slide', detail: 'full', format: 'webp' },
+  { name: 'slide (standby, simple)', kind: 'slide', detail: 'simple', format: 'webp' },
+  { name: 'click', kind: 'click', detail: 'full', format: 'webp' },
+  { name: 'select', kind: 'select', detail: 'full', format: 'webp' },
+  { name: 'slide as PNG', kind: 'slide', detail: 'full', format: 'png' },
+  { name: 'click as PNG', kind: 'click', detail: 'full', format: 'png' },
+  { name: 'select as PNG', kind: 'select', detail: 'full', format: 'png' },
+];
+
+/** Every encoded image of a challenge's view, named. */
+function images(c: Challenge): Array<[string, Buffer]> {
+  if (c.kind === 'slide')
+    return [
+      ['background', c.view.background.data],
+      ['piece', c.view.piece.data],
+    ];
+  if (c.kind === 'click')
+    return [
+      ['image', c.view.image.data],
+      ['prompt', c.view.promptImage.data],
+    ];
+  return [['grid', c.view.image.data]];
+}
+
+const quantile = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+const kb = (bytes: number): string => (bytes / 1024).toFixed(1);
+
+async function bench(c: Case, runs: number): Promise<string> {
+  const options = { detail: c.detail, format: c.format };
+  for (let i = 0; i < 5; i++) await generateChallenge(c.kind, options); // warm-up: JIT and codec setup
+  const times: number[] = [];
+  const cpu: number[] = [];
+  const sizes = new Map<string, number[]>();
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    const startCpu = process.cpuUsage();
+    const ch = await generateChallenge(c.kind, options);
+    const used = process.cpuUsage(startCpu);
+    times.push(performance.now() - start);
+    cpu.push((used.user + used.system) / 1000);
+    for (const [name, data] of images(ch)) sizes.set(name, [...(sizes.get(name) ?? []), data.length]);
+  }
+  times.sort((a, b) => a - b);
+  cpu.sort((a, b) => a - b);
+  const sizeText = [...sizes]
+    .map(([name, s]) => `${name} ${kb(s.reduce((a, b) => a + b, 0) / s.length)} / ${kb(Math.max(...s))}`)
+    .join(', ');
+  const q = (v: number[], p: number) => quantile(v, p).toFixed(1);
+  return `| ${c.name} | ${q(cpu, 0.5)} | ${q(cpu, 0.99)} | ${q(times, 0.5)} | ${q(times, 0.99)} | ${sizeText} |`;
+}
+
+/** Composes a challenge's images as the widget lays them out, for the docs. */
+async function compose(c: Challenge): Promise<Buffer> {
+  if (c.kind === 'slide') {
+    const [bg, piece] = await Promise.all([loadImage(c.view.background.data), loadImage(c.view.piece.data)]);
+    const out = createCanvas(bg.width, bg.height);
+    const ctx = out.getContext('2d');
+    ctx.drawImage(bg, 0, 0);
+    ctx.drawImage(piece, 0, c.view.pieceY); // the piece at rest, on the left
+    return out.encode('png');
+  }
+  if (c.kind === 'click') {
+    const [img, prompt] = await Promise.all([
+      loadImage(c.view.image.data),
+      loadImage(c.view.promptImage.data),
+    ]);
+    const out = createCanvas(img.width, img.height + prompt.height + 8);
+    const ctx = out.getContext('2d');
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(0, 0, out.width, out.height);
+    ctx.drawImage(img, 0, 0);
+    ctx.drawImage(prompt, 0, img.height + 8);
+    return out.encode('png');
+  }
+  const grid = await loadImage(c.view.image.data);
+  const out = createCanvas(grid.width, grid.height);
+  out.getContext('2d').drawImage(grid, 0, 0);
+  return out.encode('png');
+}
+
+if (values['save-examples']) {
+  const examples = [
+    ['slide', 'slide', 'full'],
+    ['click', 'click', 'full'],
+    ['select', 'select', 'full'],
+    ['slide-simple', 'slide', 'simple'],
+  ] as const;
+  for (const [name, kind, detail] of examples) {
+    // Fixed seeds, so the committed examples are reproducible.
+    const c = await generateChallenge(kind, { detail, rng: seededRandom(`docs-example-${name}`) });
+    const path = new URL(`docs/images/challenge-${name}.png`, root);
+    writeFileSync(path, await compose(c));
+    console.log(`wrote ${path.pathname} (${c.view.prompt.key} ${JSON.stringify(c.view.prompt.params)})`);
+  }
+}
+
+const runs = Number(values.runs);
+const header = [
+  '| kind | CPU p50 ms | CPU p99 ms | wall p50 ms | wall p99 ms | size KB: mean / max |',
+  '|---|---:|---:|---:|---:|---|',
+];
+const rows: string[] = [];
+for (const c of CASES) {
+  rows.push(await bench(c, c.format === 'png' ? Math.min(runs, 50) : runs));
+  console.log(rows[rows.length - 1]);
+}
+const table = [...header, ...rows].join('\n');
+const note =
+  `Measured ${new Date().toISOString().slice(0, 10)} with \`taskset -c 0 npx node core/bench/images.ts --runs ${runs}\` ` +
+  `(${runs} runs per WebP row, ${Math.min(runs, 50)} per PNG row; Node ${process.version}; ` +
+  `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores shared with other work, pinned to one; ` +
+  `load average ${loadavg()[0]?.toFixed(1)} at the end).`;
+console.log(`\n${note}\n\n${table}`);
+
+if (values['write-docs']) {
+  const docs = new URL('docs/challenges.md', root);
+  const text = await readFile(docs, 'utf8');
+  const start = '<!-- bench:start -->';
+  const end = '<!-- bench:end -->';
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error('docs/challenges.md lacks the bench markers');
+  writeFileSync(docs, `${text.slice(0, from + start.length)}\n${note}\n\n${table}\n${text.slice(to)}`);
+  // The repository lints Markdown too: let biome lay out the new table.
+  execFileSync(new URL('node_modules/.bin/biome', root).pathname, ['format', '--write', docs.pathname]);
+  console.log('updated docs/challenges.md');
+}
