@@ -1,0 +1,46 @@
+import { Session } from 'node:inspector/promises';
+import { summariseProfile } from './profile.ts';
+import type { Command, ProfileSummary, Reply } from './protocol.ts';
+
+type Handler = (command: Command) => Promise<unknown>;
+
+/**
+ * Serves the bench's commands in a child process: `cpu` and profiling for every child, anything else by
+ * `extra`. Answers each command with its id.
+ */
+export function serveCommands(extra: Handler, close: () => Promise<void>): void {
+  let session: Session | undefined;
+  async function handle(command: Command): Promise<unknown> {
+    switch (command.type) {
+      case 'cpu':
+        return process.cpuUsage();
+      case 'profile-start':
+        session = new Session();
+        session.connect();
+        await session.post('Profiler.enable');
+        await session.post('Profiler.setSamplingInterval', { interval: 200 });
+        await session.post('Profiler.start');
+        return null;
+      case 'profile-stop': {
+        if (!session) throw new Error('profiler not started');
+        const { profile } = await session.post('Profiler.stop');
+        session.disconnect();
+        session = undefined;
+        return summariseProfile(profile) satisfies ProfileSummary;
+      }
+      case 'close':
+        await close();
+        setImmediate(() => process.exit(0));
+        return null;
+      default:
+        return extra(command);
+    }
+  }
+  process.on('message', (command: Command) => {
+    handle(command).then(
+      (value) => process.send?.({ id: command.id, value } satisfies Reply),
+      (error: unknown) => process.send?.({ id: command.id, error: String(error) } satisfies Reply),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+}

@@ -1,0 +1,86 @@
+import autocannon from 'autocannon';
+import type { Child } from './child.ts';
+import { type CpuPerRequest, type Parties, perRequest, snapshot } from './cpu.ts';
+import type { ProfileSummary } from './protocol.ts';
+
+/** One request shape; `body()` is asked for every request, so each can carry a different token. */
+export interface LoadSpec {
+  path: string;
+  headers: Record<string, string>;
+  body: () => string;
+}
+
+export interface LoadOptions {
+  connections: number;
+  durationSeconds: number;
+}
+
+export interface Measurement {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  statuses: Record<string, number>;
+  errors: number;
+  cpu: CpuPerRequest;
+  profile?: ProfileSummary;
+}
+
+/**
+ * Drives `child` with autocannon for the given duration. Every case goes through the same code path here
+ * (POST, JSON body built per request by setupRequest), so the load generator costs the same everywhere.
+ */
+export async function measure(
+  child: Child,
+  spec: LoadSpec,
+  options: LoadOptions & { profile?: boolean; parties?: Parties },
+): Promise<Measurement> {
+  if (options.profile) await child.call({ type: 'profile-start' });
+  const before = snapshot(child.pid, options.parties);
+  const result = await autocannon({
+    url: child.url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    requests: [
+      {
+        method: 'POST',
+        path: spec.path,
+        headers: { 'content-type': 'application/json', ...spec.headers },
+        setupRequest: (request) => ({ ...request, body: spec.body() }),
+      },
+    ],
+  });
+  const after = snapshot(child.pid, options.parties);
+  const profile = options.profile ? await child.call<ProfileSummary>({ type: 'profile-stop' }) : undefined;
+  const stats = (result as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
+  const statuses = Object.fromEntries(Object.entries(stats).map(([code, s]) => [code, s.count]));
+  const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests,
+    statuses,
+    errors: result.errors,
+    cpu: perRequest(before, after, requests),
+    ...(profile ? { profile } : {}),
+  };
+}
+
+/** A short unmeasured run of the same requests (JIT, connection pools, app cache). */
+export async function warmUp(child: Child, spec: LoadSpec, options: LoadOptions): Promise<void> {
+  if (options.durationSeconds <= 0) return;
+  await autocannon({
+    url: child.url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    requests: [
+      {
+        method: 'POST',
+        path: spec.path,
+        headers: { 'content-type': 'application/json', ...spec.headers },
+        setupRequest: (request) => ({ ...request, body: spec.body() }),
+      },
+    ],
+  });
+}

@@ -1,0 +1,115 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Measurement } from './load.ts';
+
+export interface CaseResult {
+  name: string;
+  /** Why the case was not run, when it was not. */
+  skipped?: string;
+  note?: string;
+  m?: Measurement;
+}
+
+export interface RunInfo {
+  command: string;
+  date: string;
+  machine: string;
+  node: string;
+  postgres: string;
+  settings: string;
+}
+
+const num = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function statuses(m: Measurement): string {
+  const parts = Object.entries(m.statuses).map(([code, count]) => `${code}×${count}`);
+  if (m.errors) parts.push(`errors×${m.errors}`);
+  return parts.join(' ');
+}
+
+function cpu(m: Measurement): string {
+  const c = m.cpu;
+  const f = (v: number | null) => (v === null ? '–' : num(v));
+  return `${f(c.server)} · ${f(c.postgres)} · ${f(c.redis)} · ${f(c.loadgen)}`;
+}
+
+/** Rows of the result table: figures, ratio to the baseline, statuses, CPU per request. */
+export function rows(results: CaseResult[], baseline: number | undefined): string[][] {
+  return results.map((r) => {
+    if (!r.m) return [r.name, '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–'];
+    const ratio = baseline ? `${num(r.m.reqPerSec / baseline, 2)}×` : '–';
+    const busy = r.m.cpu.machineBusy === null ? '–' : `${Math.round(r.m.cpu.machineBusy * 100)}%`;
+    return [
+      r.name,
+      num(r.m.reqPerSec),
+      ratio,
+      num(r.m.p50, 1),
+      num(r.m.p99, 1),
+      statuses(r.m) + (r.note ? ` (${r.note})` : ''),
+      cpu(r.m),
+      busy,
+    ];
+  });
+}
+
+export const HEADER = [
+  'case',
+  'req/s',
+  'vs bare Koa',
+  'p50 ms',
+  'p99 ms',
+  'responses',
+  'CPU µs/req: server · PostgreSQL · Redis · load generator',
+  'machine busy',
+];
+
+export function printTable(table: string[][]): void {
+  const all = [HEADER, ...table];
+  const widths = HEADER.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
+  const line = (row: string[]) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ');
+  console.log(`\n${line(HEADER)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  for (const row of table) console.log(line(row));
+}
+
+export function markdownTable(table: string[][]): string {
+  const line = (row: string[]) => `| ${row.join(' | ')} |`;
+  return [line(HEADER), line(HEADER.map(() => '---')), ...table.map(line)].join('\n');
+}
+
+const BEGIN = '<!-- bench:foundation:begin (written by `npm run bench`; edit outside these markers) -->';
+const END = '<!-- bench:foundation:end -->';
+
+/**
+ * Writes the generated block into docs/benchmarks.md, inside the "Foundation" section's markers; creates
+ * the section (and the file) when absent. Text outside the markers is left alone.
+ */
+export function writeDocs(file: string, block: string): void {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
+  const generated = `${BEGIN}\n${block.trim()}\n${END}`;
+  const start = text.indexOf(BEGIN);
+  const end = text.indexOf(END);
+  let next: string;
+  if (start >= 0 && end > start) {
+    next = text.slice(0, start) + generated + text.slice(end + END.length);
+  } else if (/^## Foundation$/m.test(text)) {
+    next = text.replace(/^## Foundation\n/m, `## Foundation\n\n${generated}\n`);
+  } else {
+    next = `${text.trimEnd()}\n\n## Foundation\n\n${generated}\n`;
+  }
+  writeFileSync(file, next);
+}
+
+export function describeRun(info: RunInfo, table: string[][], verdict: string, profiles: string): string {
+  return [
+    `Command: \`${info.command}\`, ${info.date}.`,
+    '',
+    `Machine: ${info.machine}; ${info.node}.`,
+    `PostgreSQL: ${info.postgres}.`,
+    `Settings: ${info.settings}.`,
+    '',
+    markdownTable(table),
+    '',
+    verdict,
+    profiles ? `\n${profiles}` : '',
+  ].join('\n');
+}
