@@ -1,44 +1,87 @@
 import { once } from 'node:events';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
-import { bootstrap } from './bootstrap.ts';
-import { loadConfig } from './config.ts';
+import { bootstrap, type Runtime } from './bootstrap.ts';
+import { type Config, loadConfig } from './config.ts';
 import { purgeExpiredPassTokens } from './tokens/pass-tokens.ts';
 
-/** Starts the main API: configuration, dependencies, listening, periodic clean-up, graceful shutdown. */
-const config = loadConfig();
-const runtime = await bootstrap(config);
-const server = createApp(runtime).listen(config.port, config.host);
-await once(server, 'listening');
-const { port } = server.address() as AddressInfo;
-runtime.logger.info(
-  { url: `http://${config.host}:${port}`, database: runtime.database.kind },
-  'gatehouse api listening',
-);
-if (process.stdout.isTTY || process.env.GATEHOUSE_PRINT_URLS) {
-  console.log(`Gatehouse API:  http://${config.host}:${port}   (database: ${runtime.database.kind})`);
+export interface ApiServer {
+  /** Where it listens, with the port actually bound (PORT=0 picks a free one). */
+  url: string;
+  server: Server;
+  runtime: Runtime;
+  /** Stops accepting, lets requests in flight finish (at most `graceMs`), then releases the database. */
+  close(graceMs?: number): Promise<void>;
 }
 
-const purge = setInterval(() => {
-  purgeExpiredPassTokens(runtime.db).catch((err) =>
-    runtime.logger.warn({ err }, 'purging expired tokens failed'),
-  );
-}, 60_000);
-purge.unref();
+/** Starts the main API: dependencies, listening, periodic clean-up. `start.ts` and the entry below use it. */
+export async function startApiServer(config: Config): Promise<ApiServer> {
+  const runtime = await bootstrap(config);
+  const server = createApp(runtime).listen(config.port, config.host);
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${urlHost(config.host)}:${port}`;
+  runtime.logger.info({ url, database: runtime.database.kind }, 'gatehouse api listening');
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  runtime.logger.info({ signal }, 'shutting down');
-  clearInterval(purge);
-  server.close();
-  server.closeIdleConnections();
-  const force = setTimeout(() => process.exit(1), 10_000);
-  force.unref();
-  await once(server, 'close').catch(() => {});
-  await runtime.close();
-  process.exit(0);
+  const purge = setInterval(() => {
+    purgeExpiredPassTokens(runtime.db).catch((err) =>
+      runtime.logger.warn({ err }, 'purging expired tokens failed'),
+    );
+  }, 60_000);
+  purge.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    server,
+    runtime,
+    close(graceMs = 10_000) {
+      closing ??= (async () => {
+        clearInterval(purge);
+        const closed = once(server, 'close').catch(() => {});
+        server.close();
+        server.closeIdleConnections();
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        await closed;
+        clearTimeout(force);
+        await runtime.close();
+      })();
+      return closing;
+    },
+  };
 }
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+/** A listen address as a URL host: IPv6 in brackets, the wildcard addresses as loopback (for a local browser). */
+export function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** `node api/src/server.ts`: the main API alone, stopped gracefully by SIGINT or SIGTERM. */
+async function main(): Promise<void> {
+  const api = await startApiServer(loadConfig());
+  if (process.stdout.isTTY || process.env.GATEHOUSE_PRINT_URLS) {
+    console.log(`Gatehouse API:  ${api.url}   (database: ${api.runtime.database.kind})`);
+  }
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    api.runtime.logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await api.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+if (import.meta.main) await main();

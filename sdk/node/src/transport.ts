@@ -138,7 +138,8 @@ export function parseEnvelope(text: string): Envelope | null {
   return null;
 }
 
-function connectionError(url: string, failure: unknown, attempts: number, timeoutMs: number) {
+/** The error for an attempt that got no HTTP answer: `timeout` or `network_error`, with the system's reason. */
+export function connectionError(url: string, failure: unknown, attempts: number, timeoutMs: number) {
   const timedOut = (failure as Error)?.name === 'TimeoutError';
   const reason = timedOut ? `no answer within ${timeoutMs} ms` : networkReason(failure);
   const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;

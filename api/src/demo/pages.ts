@@ -1,0 +1,108 @@
+import { DEMO_USER, LOGIN_ACTION, type LoginResult, TOKEN_FIELD } from './login.ts';
+
+/** The demo site's two pages. Every interpolated value goes through `html`. */
+
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Escapes text for HTML element content and double- or single-quoted attributes. */
+export function html(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+const STYLE = `
+  :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
+  body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: Canvas; }
+  main { width: min(26rem, 92vw); padding: 2rem; border: 1px solid #8884; border-radius: 12px; }
+  h1 { margin-top: 0; font-size: 1.4rem; }
+  label { display: block; margin: 0 0 1rem; font-weight: 600; }
+  input { display: block; width: 100%; box-sizing: border-box; margin-top: .3rem; padding: .55rem; font: inherit; }
+  button { width: 100%; padding: .7rem; font: inherit; font-weight: 600; cursor: pointer; }
+  .hint { color: GrayText; font-size: .9rem; }
+  .widget { margin: 0 0 1rem; min-height: 4rem; }
+  .outcome { padding: .8rem 1rem; border-radius: 8px; }
+  .ok { background: #1a7f3726; } .no { background: #cf222e26; } .skip { background: #bf870026; }
+  table { border-collapse: collapse; width: 100%; margin: 1rem 0; font-size: .9rem; }
+  th, td { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid #8883; word-break: break-all; }
+`;
+
+function layout(title: string, body: string, head = ''): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${html(title)} · Gatehouse demo</title>
+<style>${STYLE}</style>
+${head}
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+/** GET /login: the form, protected by the widget loaded from the API's origin. */
+export function loginPage(options: { apiUrl: string; appKey: string }): string {
+  const script = `<script src="${html(options.apiUrl)}/widget/gatehouse.js" async defer></script>`;
+  return layout(
+    'Sign in',
+    `<main>
+<h1>Sign in</h1>
+<p class="hint">Demo account: <code>${html(DEMO_USER.username)}</code> / <code>${html(DEMO_USER.password)}</code>.
+The Gatehouse widget verifies you; this site's backend validates its token with <code>@gatehouse/node</code>.</p>
+<form method="post" action="/login">
+<label>Username <input name="username" autocomplete="username" required></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+<div class="widget" id="gatehouse" data-gatehouse-app-key="${html(options.appKey)}" data-gatehouse-action="${LOGIN_ACTION}" data-gatehouse-field-name="${TOKEN_FIELD}"></div>
+<button type="submit">Sign in</button>
+</form>
+</main>`,
+    script,
+  );
+}
+
+const TONE: Record<LoginResult['outcome'], string> = {
+  'signed-in': 'ok',
+  'wrong-password': 'no',
+  rejected: 'no',
+  degraded: 'skip',
+  'client-only': 'skip',
+  unavailable: 'no',
+};
+
+/** POST /login: what happened, and the verdict the server SDK returned. */
+export function resultPage(result: LoginResult): string {
+  const v = result.verdict;
+  const rows: [string, unknown][] = v
+    ? [
+        ['valid', v.valid],
+        ['accepted (valid and action = login)', v.accepted],
+        ['action', v.action ?? '—'],
+        ['challenge id', v.challengeId ?? '—'],
+        ['error code', v.errorCode ?? '—'],
+        ['degraded', v.degraded],
+        ['reason', v.reason ?? '—'],
+        ['risk score', v.captchaArgs?.riskScore ?? '—'],
+        ['client IP check', v.clientIpCheck ?? '—'],
+      ]
+    : [];
+  const table = rows.length
+    ? `<table>${rows.map(([k, val]) => `<tr><th>${html(k)}</th><td>${html(val)}</td></tr>`).join('')}</table>`
+    : '';
+  return layout(
+    result.title,
+    `<main data-outcome="${html(result.outcome)}">
+<h1>${html(result.title)}</h1>
+<p class="outcome ${TONE[result.outcome]}">${html(result.message)}</p>
+${table}
+<p><a href="/login">Back to the sign-in page</a></p>
+</main>`,
+  );
+}

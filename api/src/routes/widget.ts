@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GatehouseError } from '@gatehouse/core/errors';
+import type Router from '@koa/router';
+import type { Logger } from 'pino';
+import type { Deps } from '../deps.ts';
+
+/**
+ * GET /widget/:file serves the web widget (`sdk/web`'s build output): `gatehouse.js`, the loader pages
+ * include with `<script src="{API}/widget/gatehouse.js">`, and the hashed files it loads beside itself.
+ * The build runs once per process (`ensureWidget`) when the output is missing or older than its sources.
+ */
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const WIDGET_DIR = join(repoRoot, 'sdk/web/dist');
+/** Exactly the names buildWidget writes: the loader and the content-hashed UI and worker files. */
+const FILE = /^gatehouse(-(ui|pow)\.[\w-]+)?\.js$/;
+/** What the build reads: the widget's sources and the core modules it bundles. */
+const SOURCES = [
+  join(repoRoot, 'sdk/web/src'),
+  join(repoRoot, 'sdk/web/build.ts'),
+  join(repoRoot, 'core/src'),
+];
+
+interface Served {
+  body: Buffer;
+  etag: string;
+}
+
+let ready: Promise<Map<string, Served>> | undefined;
+
+/** Builds the widget if its output is missing or stale, then loads it; once per process, retried after a failure. */
+export function ensureWidget(logger?: Logger): Promise<Map<string, Served>> {
+  ready ??= prepare(logger).catch((error) => {
+    ready = undefined;
+    throw error;
+  });
+  return ready;
+}
+
+async function prepare(logger: Logger | undefined): Promise<Map<string, Served>> {
+  const built = newestMtime([join(WIDGET_DIR, 'gatehouse.js')]);
+  const sources = newestMtime(SOURCES);
+  if (built === 0 || sources > built) {
+    let buildWidget: (options: { outDir?: string }) => Promise<unknown>;
+    try {
+      ({ buildWidget } = await import('@gatehouse/web/build'));
+    } catch (error) {
+      // Without esbuild (a production install) a stale build is still served; a missing one cannot be.
+      if (built > 0) {
+        logger?.warn({ err: error }, 'widget sources changed but the widget cannot be rebuilt here');
+        return load();
+      }
+      throw new Error(`The web widget is not built and cannot be built here (${(error as Error).message}).`);
+    }
+    const started = Date.now();
+    await buildWidget({ outDir: WIDGET_DIR });
+    logger?.info({ dir: WIDGET_DIR, ms: Date.now() - started }, 'web widget built');
+  }
+  return load();
+}
+
+function load(): Map<string, Served> {
+  const files = new Map<string, Served>();
+  for (const name of readdirSync(WIDGET_DIR)) {
+    if (!FILE.test(name)) continue;
+    const body = readFileSync(join(WIDGET_DIR, name));
+    files.set(name, {
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    });
+  }
+  if (!files.has('gatehouse.js')) throw new Error(`${WIDGET_DIR} holds no gatehouse.js after the build.`);
+  return files;
+}
+
+/** The latest modification time of any file under these paths; 0 when none exists. */
+function newestMtime(paths: string[]): number {
+  let newest = 0;
+  for (const path of paths) {
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(path);
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) {
+      const children = readdirSync(path).map((child) => join(path, child));
+      newest = Math.max(newest, newestMtime(children));
+    } else {
+      newest = Math.max(newest, stat.mtimeMs);
+    }
+  }
+  return newest;
+}
+
+export function widgetRoutes(router: Router, deps: Deps): void {
+  router.get('/widget/:file', async function widget(ctx) {
+    const name = ctx.params.file ?? '';
+    if (!FILE.test(name)) throw new GatehouseError('not_found', 'No such widget file.');
+    let files: Map<string, Served>;
+    try {
+      files = await ensureWidget(deps.logger);
+    } catch (error) {
+      deps.logger.error({ err: error }, 'web widget unavailable');
+      throw new GatehouseError('service_unavailable', 'The web widget is not available on this server.');
+    }
+    const file = files.get(name);
+    if (!file) throw new GatehouseError('not_found', 'No such widget file.');
+    ctx.type = 'application/javascript; charset=utf-8';
+    // The loader names the hashed files, so it must be revalidated; the hashed files never change.
+    ctx.set(
+      'Cache-Control',
+      name === 'gatehouse.js' ? 'public, max-age=300' : 'public, max-age=31536000, immutable',
+    );
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('ETag', file.etag);
+    if (ctx.get('If-None-Match') === file.etag) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = file.body;
+  });
+}
