@@ -1,7 +1,7 @@
-import type { Profiler } from 'node:inspector';
+import type { Profiler, Runtime } from 'node:inspector';
 import type { ProfileSummary } from './protocol.ts';
 
-type Frame = Profiler.CallFrame;
+type Frame = Runtime.CallFrame;
 
 /**
  * Where a V8 CPU profile's time went. `byCategory`: each sample charged to the npm package or source
