@@ -139,6 +139,8 @@ if (values['save-examples']) {
 }
 
 const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 0) throw new Error(`--runs must be a whole number, got ${values.runs}`);
+if (runs === 0) process.exit(0); // examples only
 const header = [
   '| kind | CPU p50 ms | CPU p99 ms | wall p50 ms | wall p99 ms | size KB: mean / max |',
   '|---|---:|---:|---:|---:|---|',

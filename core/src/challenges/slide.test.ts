@@ -182,6 +182,7 @@ describe('verifySlide', () => {
       {},
       { ...good, x: '150' },
       { ...good, x: Number.NaN },
+      { ...good, x: Number.POSITIVE_INFINITY },
       { ...good, input: 'mouse' },
       { ...good, trajectory: [{ t: -1, x: 0, y: 0 }] },
       { ...good, trajectory: Array.from({ length: 2000 }, (_, t) => ({ t, x: 0, y: 0 })) },
