@@ -1,16 +1,16 @@
 import { GatehouseError } from '@gatehouse/core/errors';
+import { errorEnvelope, requestContext } from '@gatehouse/core/http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Deps } from './deps.ts';
-import { errorEnvelope } from './http/errors.ts';
-import { requestContext } from './http/request-context.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
 import { healthRoutes } from './routes/health.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { serverTokenRoutes } from './routes/server-tokens.ts';
 import { validateRoutes } from './routes/validate.ts';
+import { widgetRoutes } from './routes/widget.ts';
 
 /** Builds the main API as a Koa app. It never listens: `server.ts` does, tests call it in-process. */
 export function createApp(deps: Deps): Koa {
@@ -23,6 +23,7 @@ export function createApp(deps: Deps): Koa {
   validateRoutes(router, deps);
   serverTokenRoutes(router, deps);
   adminRoutes(router, deps);
+  widgetRoutes(router, deps);
 
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
@@ -30,6 +31,10 @@ export function createApp(deps: Deps): Koa {
   app.use(async function notFound(ctx, next) {
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
+    // The router answered 405 (or 501 for a method it does not know) with an Allow header and no body.
+    if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+      throw new GatehouseError('method_not_allowed', undefined, { Allow: ctx.response.get('Allow') });
+    }
   });
   app.use(
     bodyParser({
@@ -47,13 +52,7 @@ export function createApp(deps: Deps): Koa {
     }),
   );
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new GatehouseError('method_not_allowed'),
-      notImplemented: () => new GatehouseError('method_not_allowed'),
-    }),
-  );
+  app.use(router.allowedMethods());
   app.silent = true;
   return app;
 }

@@ -1,14 +1,15 @@
-import { constantTimeEqual } from '@gatehouse/core/crypto';
+import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import { GatehouseError, success } from '@gatehouse/core/errors';
+import { parseOrThrow, readBody } from '@gatehouse/core/http';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { describeApp } from '../apps/repository.ts';
 import { appSettings, appSettingsPatch } from '../apps/settings.ts';
 import type { Deps } from '../deps.ts';
-import { parseOrThrow, readBody } from '../http/body.ts';
 
-const rotateBody = z
+/** Body of POST .../rotate-secret; also used by the `gatehouse` command when it opens the database itself. */
+export const rotateBody = z
   .object({
     grace_seconds: z
       .number()
@@ -18,12 +19,13 @@ const rotateBody = z
       .default(86_400),
   })
   .strict();
-const appKeyParam = z.string().regex(/^ak_[A-Za-z0-9_-]{1,64}$/, 'not an app key');
+export const appKeyParam = z.string().regex(/^ak_[A-Za-z0-9_-]{1,64}$/, 'not an app key');
 
 /** Admin API for the `gatehouse` command and the operator: apps and their secrets, behind a bearer token. */
 export function adminRoutes(router: Router, deps: Deps): void {
   const guard = requireAdmin(deps.adminToken);
-  const key = (raw: string | undefined) => parseOrThrow(appKeyParam, raw);
+  const key = (raw: string | undefined) =>
+    parseOrThrow(z.object({ appKey: appKeyParam }), { appKey: raw }).appKey;
 
   router.get('/admin/v1/apps', guard, async function listApps(ctx) {
     ctx.body = success({ apps: (await deps.apps.list()).map(describeApp) });
@@ -42,7 +44,8 @@ export function adminRoutes(router: Router, deps: Deps): void {
     ctx.body = success(describeApp(await deps.apps.update(key(ctx.params.appKey), patch)));
   });
   router.post('/admin/v1/apps/:appKey/rotate-secret', guard, async function rotateSecret(ctx) {
-    const hasBody = Number(ctx.get('Content-Length') || 0) > 0;
+    // A chunked body has no Content-Length: ignoring it would silently apply the default grace.
+    const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
     const { grace_seconds } = hasBody ? readBody(ctx, rotateBody) : rotateBody.parse({});
     const { app, secret } = await deps.apps.rotateSecret(key(ctx.params.appKey), grace_seconds);
     ctx.body = success({ ...describeApp(app), app_secret: secret });
@@ -55,12 +58,13 @@ export function adminRoutes(router: Router, deps: Deps): void {
   });
 }
 
-/** Bearer-token guard, compared in constant time. */
+/** Bearer-token guard, compared in constant time: both sides are hashed first, so not even the length leaks. */
 function requireAdmin(adminToken: string): Middleware {
   return async function requireAdmin(ctx, next) {
     const header = ctx.get('Authorization');
     const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!presented || !constantTimeEqual(presented, adminToken)) throw new GatehouseError('unauthorized');
+    const matches = constantTimeEqual(sha256Hex(presented), sha256Hex(adminToken));
+    if (!presented || !matches) throw new GatehouseError('unauthorized');
     await next();
   };
 }

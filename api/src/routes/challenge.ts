@@ -1,10 +1,10 @@
 import { success } from '@gatehouse/core/errors';
+import { readBody } from '@gatehouse/core/http';
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { initBody, initChallenge } from '../challenges/init.ts';
 import { submitBody, submitChallenge } from '../challenges/submit.ts';
 import type { Deps } from '../deps.ts';
-import { readBody } from '../http/body.ts';
 
 /**
  * The end-user half: called by the widget from the integrator's pages on any origin, with only the public

@@ -1,10 +1,10 @@
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
+import { readBody } from '@gatehouse/core/http';
 import type Router from '@koa/router';
 import { authenticateApp } from '../apps/authenticate.ts';
 import { effectivePlan } from '../apps/plans.ts';
 import type { Deps } from '../deps.ts';
-import { readBody } from '../http/body.ts';
 import { issueServerToken, issueServerTokenBody } from '../tokens/server-tokens.ts';
 
 /** POST /v1/server/challenge/issue: form-urlencoded (the spec) or JSON (what public SDKs send). */

@@ -3,6 +3,15 @@ import { deriveKey } from '../crypto.ts';
 import { openToken, sealToken } from './codec.ts';
 
 export { MAX_TOKEN_LENGTH, openToken, sealToken } from './codec.ts';
+export {
+  CLOCK_SKEW_SECONDS,
+  OFFLINE_PREFIX,
+  OFFLINE_TOKEN_TTL_SECONDS,
+  OfflineKeys,
+  type OfflineTokenPayload,
+  offlineTokenPayload,
+  offlineTokenState,
+} from './offline.ts';
 
 /** Token prefixes, as the spec names them. */
 export const PREFIX = {
@@ -93,6 +102,11 @@ export class TokenKeys {
       degradedTokenPayload,
     );
     return payload && payload.app === appId ? payload : null;
+  }
+
+  /** The key the standby holds: enough for `offline_` tokens, useless for every other kind. */
+  offlineKey(): Buffer {
+    return deriveKey(this.#master, 'offline-token');
   }
 
   /** A key for another purpose (sealed challenges, offline tokens), derived so it is independent of the others. */

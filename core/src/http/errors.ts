@@ -1,6 +1,6 @@
-import { GatehouseError } from '@gatehouse/core/errors';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { GatehouseError } from '../errors.ts';
 
 /**
  * First in the chain: turns anything thrown below into the spec's envelope. Expected 4xx are answered

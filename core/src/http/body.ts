@@ -1,6 +1,6 @@
-import { GatehouseError } from '@gatehouse/core/errors';
 import type { Context } from 'koa';
 import type { z } from 'zod';
+import { GatehouseError } from '../errors.ts';
 
 type BodyType = 'json' | 'form';
 const MEDIA: Record<BodyType, string> = {

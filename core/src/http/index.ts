@@ -1,0 +1,4 @@
+/** Koa middleware every HTTP service of Gatehouse shares: the error envelope, request ids and logs, body reading. */
+export { parseOrThrow, readBody } from './body.ts';
+export { errorEnvelope } from './errors.ts';
+export { requestContext } from './request-context.ts';
