@@ -1,0 +1,103 @@
+/**
+ * Builds the widget with esbuild into `outDir`:
+ *   gatehouse.js               the loader, an IIFE for `<script src=".../gatehouse.js" async defer>`
+ *   gatehouse-ui.<hash>.js     the challenge UI, loaded on demand (registers itself on a global)
+ *   gatehouse-pow.<hash>.js    the proof-of-work Web Worker (core/src/pow/worker.ts with hash-wasm)
+ * The lazily loaded files carry a content hash, so they can be cached forever; the loader, which names
+ * them, should be served with a short cache lifetime.
+ *
+ * As a script: node sdk/web/build.ts [--out DIR] [--no-minify]   (default DIR: sdk/web/dist)
+ */
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = (await import('./package.json', { with: { type: 'json' } })).default as { version: string };
+
+export interface BuiltFile {
+  file: string;
+  path: string;
+  bytes: number;
+}
+export interface BuiltWidget {
+  loader: BuiltFile;
+  ui: BuiltFile;
+  worker: BuiltFile;
+}
+
+/** The Web Worker entry of core's proof-of-work, found through the package's public `./pow` export. */
+function workerEntry(): string {
+  return join(dirname(fileURLToPath(import.meta.resolve('@gatehouse/core/pow'))), 'worker.ts');
+}
+
+async function bundle(
+  entry: string,
+  name: string,
+  outDir: string,
+  minify: boolean,
+  define: Record<string, string> = {},
+): Promise<BuiltFile> {
+  const hashed = name !== 'gatehouse';
+  const result = await build({
+    entryPoints: { [name]: entry },
+    outdir: outDir,
+    entryNames: hashed ? '[name].[hash]' : '[name]',
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: ['es2020', 'chrome90', 'firefox90', 'safari15'],
+    minify,
+    legalComments: 'none',
+    charset: 'utf8',
+    define,
+    metafile: true,
+    write: true,
+    logLevel: 'warning',
+  });
+  const [path, info] = Object.entries(result.metafile.outputs)[0] as [string, { bytes: number }];
+  return { file: path.split('/').pop() as string, path: resolve(path), bytes: info.bytes };
+}
+
+/**
+ * Builds the three files into `outDir`. They are written to a scratch folder inside it and renamed into
+ * place (the loader last), then earlier builds' hashed files are removed: a server reading `outDir` while
+ * another process builds never finds the loader naming a chunk that is not there.
+ */
+export async function buildWidget(options: { outDir?: string; minify?: boolean } = {}): Promise<BuiltWidget> {
+  const outDir = resolve(options.outDir ?? join(here, 'dist'));
+  const minify = options.minify ?? true;
+  mkdirSync(outDir, { recursive: true });
+  const scratch = mkdtempSync(join(outDir, '.build-'));
+  try {
+    const worker = await bundle(workerEntry(), 'gatehouse-pow', scratch, minify);
+    const ui = await bundle(join(here, 'src/ui/index.ts'), 'gatehouse-ui', scratch, minify);
+    const loader = await bundle(join(here, 'src/loader.ts'), 'gatehouse', scratch, minify, {
+      __GATEHOUSE_UI_FILE__: JSON.stringify(ui.file),
+      __GATEHOUSE_WORKER_FILE__: JSON.stringify(worker.file),
+      __GATEHOUSE_VERSION__: JSON.stringify(pkg.version),
+    });
+    const built = { loader, ui, worker };
+    for (const f of [worker, ui, loader]) {
+      const path = join(outDir, f.file);
+      renameSync(f.path, path);
+      f.path = path;
+    }
+    const keep = new Set([loader.file, ui.file, worker.file]);
+    for (const f of readdirSync(outDir)) {
+      if (/^gatehouse-(ui|pow)\.[\w-]+\.js$/.test(f) && !keep.has(f))
+        rmSync(join(outDir, f), { force: true });
+    }
+    return built;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const out = args.includes('--out') ? args[args.indexOf('--out') + 1] : undefined;
+  const built = await buildWidget({ outDir: out, minify: !args.includes('--no-minify') });
+  for (const f of Object.values(built)) console.log(`${f.path}  ${f.bytes} bytes`);
+}

@@ -1,0 +1,80 @@
+/**
+ * What the loader (gatehouse.js) and the lazily loaded challenge UI chunk agree on. Types only: the two
+ * are separate bundles, so nothing here may hold code either side would have to share.
+ */
+
+/**
+ * An image as the API sends it inside a challenge view: `src` is a data: URL (api/src/challenges/kinds.ts).
+ * Base64 `data`, or a serialised Node Buffer there, is understood too.
+ */
+export interface ViewImage {
+  mime: string;
+  width: number;
+  height: number;
+  src?: string;
+  data?: string | { type: 'Buffer'; data: number[] };
+}
+
+/** A translation key and its parameters, as the server sends prompts. */
+export interface Prompt {
+  key: string;
+  params: Record<string, string | number>;
+}
+
+/** The `image` field of an init answer. */
+export interface ImageChallenge {
+  kind: 'slide' | 'click' | 'select';
+  // biome-ignore lint/suspicious/noExplicitAny: each kind's view is parsed by its own UI module.
+  view: any;
+}
+
+/** What a submission came to, as the challenge UI needs to know it. */
+export type SubmitOutcome =
+  | { type: 'ok' }
+  /** A wrong answer with attempts left: let the user try again on the same challenge. */
+  | { type: 'retry'; message: string }
+  /** The challenge is spent: the loader brings a new one (`ChallengeView.replace`). */
+  | { type: 'restart'; message: string };
+
+/** What the loader gives the UI for one challenge session. */
+export interface ChallengeHost {
+  lang: string;
+  theme: 'light' | 'dark' | 'auto';
+  /** Popup: a modal dialog the UI creates; embedded: render inside `slot`. */
+  presentation: 'popup' | 'embedded';
+  slot?: HTMLElement;
+  /** Loader strings (shared by both bundles' callers). */
+  t(key: LoaderKey): string;
+  submit(answer: unknown): Promise<SubmitOutcome>;
+  /** The user asked for another challenge. */
+  refresh(): void;
+  /** The user closed the popup (Escape or the close button) without solving. */
+  close(): void;
+}
+
+/** One mounted challenge. */
+export interface ChallengeView {
+  replace(image: ImageChallenge, message?: string): void;
+  /** Shows success for a moment, then resolves (the loader then destroys the view). */
+  succeed(): Promise<void>;
+  destroy(): void;
+}
+
+/** The UI chunk's export, registered on `globalThis[UI_GLOBAL]`. */
+export interface ChallengeUi {
+  mount(host: ChallengeHost, image: ImageChallenge): ChallengeView;
+}
+
+export const UI_GLOBAL = '__gatehouseUi1';
+
+export type LoaderKey =
+  | 'verify'
+  | 'verifying'
+  | 'loading'
+  | 'checking'
+  | 'success'
+  | 'failed'
+  | 'retry'
+  | 'expired'
+  | 'close'
+  | 'network';

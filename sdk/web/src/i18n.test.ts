@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { LANGUAGES, pickLanguage, translator } from './i18n.ts';
+
+describe('language choice', () => {
+  it('takes the first supported candidate by primary subtag, else English', () => {
+    expect(pickLanguage(['pt-BR', 'en'])).toBe('pt');
+    expect(pickLanguage([undefined, '', 'zh_Hans_CN'])).toBe('zh');
+    expect(pickLanguage(['xx', 'de-AT'])).toBe('de');
+    expect(pickLanguage(['xx'])).toBe('en');
+  });
+
+  it('ships at least the eight required languages, each with every loader string', () => {
+    for (const lang of ['en', 'fr', 'de', 'es', 'pt', 'it', 'ja', 'zh']) expect(LANGUAGES).toContain(lang);
+    for (const lang of LANGUAGES) {
+      const t = translator(lang);
+      for (const key of [
+        'verify',
+        'verifying',
+        'loading',
+        'checking',
+        'success',
+        'failed',
+        'retry',
+        'expired',
+        'close',
+        'network',
+      ] as const) {
+        expect(t(key), `${lang} ${key}`).not.toBe(key);
+        expect(t(key)).not.toContain('|');
+      }
+    }
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * gatehouse.js: the loader every page includes (`<script src=".../gatehouse.js" async defer>`). It defines
+ * `window.Gatehouse`, renders every element carrying `data-gatehouse-app-key`, and starts collecting the
+ * behaviour summaries sent with challenge initialization. The challenge UI and the proof-of-work worker
+ * are separate files, fetched only when a verification needs them.
+ */
+import { LANGUAGES } from './i18n.ts';
+import { fromDataset, type RenderOptions, type WidgetHandle } from './options.ts';
+import { startSignals } from './signals.ts';
+import { GatehouseError } from './transport.ts';
+import { Widget } from './widget.ts';
+
+declare const __GATEHOUSE_VERSION__: string | undefined;
+
+const handles = new WeakMap<HTMLElement, WidgetHandle>();
+
+/** Renders a widget into `container` (an element or a CSS selector). */
+function render(container: HTMLElement | string, options: RenderOptions): WidgetHandle {
+  const target = typeof container === 'string' ? document.querySelector<HTMLElement>(container) : container;
+  if (!target) throw new TypeError(`Gatehouse.render: no element matches ${String(container)}.`);
+  const widget = new Widget(target, options);
+  handles.set(target, widget);
+  return widget;
+}
+
+/** Renders every `[data-gatehouse-app-key]` element under `root` not rendered yet. */
+function scan(root: ParentNode = document): WidgetHandle[] {
+  const rendered: WidgetHandle[] = [];
+  root.querySelectorAll<HTMLElement>('[data-gatehouse-app-key]').forEach((node) => {
+    if (handles.has(node)) return;
+    try {
+      rendered.push(render(node, fromDataset(node)));
+    } catch (error) {
+      console.error(error);
+    }
+  });
+  return rendered;
+}
+
+const Gatehouse = {
+  render,
+  scan,
+  /** The handle of a widget rendered into `container`, e.g. by auto-render. */
+  get: (container: HTMLElement) => handles.get(container),
+  languages: LANGUAGES,
+  version: typeof __GATEHOUSE_VERSION__ === 'string' ? __GATEHOUSE_VERSION__ : 'dev',
+  GatehouseError,
+};
+
+declare global {
+  interface Window {
+    Gatehouse: typeof Gatehouse;
+  }
+}
+
+if (!window.Gatehouse) {
+  window.Gatehouse = Gatehouse;
+  startSignals();
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => scan());
+  else scan();
+  document.dispatchEvent(new CustomEvent('gatehouse:load', { detail: Gatehouse }));
+}

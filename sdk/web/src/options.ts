@@ -1,0 +1,104 @@
+import type { GatehouseError } from './transport.ts';
+
+export type Mode = 'invisible' | 'popup' | 'embedded' | 'button';
+export type Theme = 'light' | 'dark' | 'auto';
+
+/** The options of `Gatehouse.render(container, options)` (README.md documents each one). */
+export interface RenderOptions {
+  appKey: string;
+  /** Business scene (`login`, `register`, `pay`...), the same one the backend checks. */
+  action: string;
+  /** Base URL of the main API; default: the origin gatehouse.js was loaded from. */
+  apiServer?: string;
+  mode?: Mode;
+  /** Button mode: the button (or a CSS selector) whose click runs the verification. Default: the container. */
+  button?: HTMLElement | string;
+  serverToken?: string;
+  /** Fetches a fresh server token (before the first init without one, and when init says it expired or ran out). */
+  getServerToken?: () => Promise<string>;
+  theme?: Theme;
+  lang?: string;
+  onSuccess?: (token: string) => void;
+  onError?: (error: GatehouseError) => void;
+  onClose?: () => void;
+  onReady?: () => void;
+  /** Name of the hidden input filled in the enclosing form; default `gatehouse-token`. */
+  fieldName?: string;
+}
+
+/** What `render` returns. */
+export interface WidgetHandle {
+  /** Runs a verification (or returns the current token); resolves with the token, rejects with a GatehouseError. */
+  execute(): Promise<string>;
+  /** Forgets the token, empties the field and returns to the initial state. */
+  reset(): void;
+  /** Removes the widget, its field and its listeners. */
+  remove(): void;
+  /** The current token, or undefined. */
+  getToken(): string | undefined;
+}
+
+const MODES: Mode[] = ['invisible', 'popup', 'embedded', 'button'];
+const THEMES: Theme[] = ['light', 'dark', 'auto'];
+
+/** Checks options with precise messages; fills defaults. Throws a TypeError on misconfiguration. */
+export function normalise(
+  options: RenderOptions,
+  defaultApiServer: string,
+): Required<Pick<RenderOptions, 'mode' | 'theme' | 'fieldName' | 'apiServer'>> & RenderOptions {
+  if (!options || typeof options.appKey !== 'string' || !options.appKey) {
+    throw new TypeError('Gatehouse.render: options.appKey (the public app key) is required.');
+  }
+  if (typeof options.action !== 'string' || !/^[A-Za-z0-9_.:-]{1,64}$/.test(options.action)) {
+    throw new TypeError('Gatehouse.render: options.action must match [A-Za-z0-9_.:-]{1,64}, e.g. "login".');
+  }
+  const mode = options.mode ?? 'embedded';
+  if (!MODES.includes(mode))
+    throw new TypeError(`Gatehouse.render: options.mode must be one of ${MODES.join(', ')}.`);
+  const theme = options.theme ?? 'auto';
+  if (!THEMES.includes(theme))
+    throw new TypeError(`Gatehouse.render: options.theme must be one of ${THEMES.join(', ')}.`);
+  return {
+    ...options,
+    mode,
+    theme,
+    fieldName: options.fieldName || 'gatehouse-token',
+    apiServer: options.apiServer || defaultApiServer,
+  };
+}
+
+/** Calls the global function a data attribute names, looked up at call time (it may be defined later). */
+function named(name: string) {
+  return (...args: unknown[]) => {
+    const fn = (window as unknown as Record<string, unknown>)[name];
+    return typeof fn === 'function' ? fn(...args) : undefined;
+  };
+}
+
+/**
+ * Options from an element's `data-gatehouse-*` attributes: app-key, action, mode, theme, lang,
+ * api-server, server-token, field-name, button (a selector), and names of global functions:
+ * callback (success), error-callback, close-callback, ready-callback, server-token-callback.
+ */
+export function fromDataset(el: HTMLElement): RenderOptions {
+  const d = el.dataset;
+  const options: RenderOptions = { appKey: d.gatehouseAppKey ?? '', action: d.gatehouseAction ?? 'default' };
+  if (d.gatehouseMode) options.mode = d.gatehouseMode as Mode;
+  if (d.gatehouseTheme) options.theme = d.gatehouseTheme as Theme;
+  if (d.gatehouseLang) options.lang = d.gatehouseLang;
+  if (d.gatehouseApiServer) options.apiServer = d.gatehouseApiServer;
+  if (d.gatehouseServerToken) options.serverToken = d.gatehouseServerToken;
+  if (d.gatehouseFieldName) options.fieldName = d.gatehouseFieldName;
+  if (d.gatehouseButton) options.button = d.gatehouseButton;
+  const callbacks = {
+    onSuccess: d.gatehouseCallback,
+    onError: d.gatehouseErrorCallback,
+    onClose: d.gatehouseCloseCallback,
+    onReady: d.gatehouseReadyCallback,
+    getServerToken: d.gatehouseServerTokenCallback,
+  };
+  for (const [key, name] of Object.entries(callbacks)) {
+    if (name) (options as unknown as Record<string, unknown>)[key] = named(name);
+  }
+  return options;
+}

@@ -1,0 +1,154 @@
+/**
+ * The challenge UI chunk (gatehouse-ui.<hash>.js), loaded by the loader only when an image challenge is
+ * shown. It registers `mount` on a global; see contract.ts for the agreement with the loader.
+ */
+import {
+  type ChallengeHost,
+  type ChallengeUi,
+  type ChallengeView,
+  type ImageChallenge,
+  type SubmitOutcome,
+  UI_GLOBAL,
+} from '../contract.ts';
+import { adopt, THEME_CSS } from '../styles.ts';
+import { click } from './click.ts';
+import { button, h, type Kind, type KindContext } from './kit.ts';
+import { select } from './select.ts';
+import { slide } from './slide.ts';
+import { challengeTranslator } from './strings.ts';
+import { UI_CSS } from './styles.ts';
+
+const KINDS = { slide, click, select } as const;
+
+/** The focused element, looking through open shadow roots (the loader's box lives in one). */
+function deepActive(): HTMLElement | null {
+  let active = document.activeElement;
+  while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+  return active as HTMLElement | null;
+}
+
+/** Server messages are English; other languages get the translated text with the attempts left. */
+function wrongText(tr: KindContext['tr'], lang: string, message: string): string {
+  if (lang === 'en') return message;
+  const left = /(\d+) attempts? left/.exec(message);
+  return tr('wrong') + (left ? ` ${tr('attemptsLeft', { count: Number(left[1]) })}` : '');
+}
+
+function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
+  const tr = challengeTranslator(host.lang);
+  const popup = host.presentation === 'popup';
+  const reduced = matchMedia('(prefers-reduced-motion: reduce)').matches;
+  const returnFocus = popup ? deepActive() : null;
+
+  const outer = h('div', popup ? 'popup' : 'embedded', { 'data-theme': host.theme, lang: host.lang });
+  const root = outer.attachShadow({ mode: 'open' });
+  adopt(root, THEME_CSS + UI_CSS);
+  const frame = popup ? h('dialog', '', { 'aria-labelledby': 'gh-prompt' }) : h('div', 'embedded');
+  const panel = h('div', 'panel', popup ? {} : { role: 'group', 'aria-labelledby': 'gh-prompt' });
+  const head = h('div', 'head');
+  const prompt = h('p', 'prompt', { id: 'gh-prompt' });
+  head.append(prompt);
+  if (popup) {
+    const x = button('×', 'x');
+    x.setAttribute('aria-label', host.t('close'));
+    x.onclick = () => host.close();
+    head.append(x);
+  }
+  const body = h('div', 'body');
+  const refresh = button('↻', 'btn ghost icon');
+  refresh.setAttribute('aria-label', tr('refresh'));
+  refresh.title = tr('refresh');
+  refresh.onclick = () => !refresh.disabled && host.refresh();
+  const msg = h('p', 'msg', { role: 'status', 'aria-live': 'polite' });
+  const foot = h('div', 'foot');
+  const done = h('div', 'done', { 'aria-hidden': 'true' });
+  done.innerHTML =
+    '<svg viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="11" fill="currentColor"/><path d="m7 12.5 3.2 3.2L17 9" fill="none" stroke="var(--bg)" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round"/></svg>';
+  done.append(host.t('success'));
+  panel.append(head, body, foot, done);
+  frame.append(panel);
+  root.append(frame);
+
+  const say = (text: string, error = false) => {
+    msg.textContent = text;
+    msg.classList.toggle('err', error);
+  };
+  const setBusy = (on: boolean) => {
+    panel.setAttribute('aria-busy', String(on));
+    refresh.disabled = on;
+  };
+
+  let kind: Kind;
+  const ctx: KindContext = {
+    tr,
+    reduced,
+    submit(answer) {
+      setBusy(true);
+      say(host.t('checking'));
+      host.submit(answer).then(
+        (outcome: SubmitOutcome) => {
+          if (outcome.type === 'ok') return;
+          setBusy(false);
+          if (outcome.type === 'retry') {
+            say(wrongText(tr, host.lang, outcome.message), true);
+            kind.reset();
+            kind.focusTarget.focus();
+          } else say(host.t('loading'));
+        },
+        () => {
+          setBusy(false);
+          say(host.t('failed'), true);
+        },
+      );
+    },
+  };
+
+  /** Renders a challenge; keeps focus inside when it was there. */
+  const show = (image: ImageChallenge, message?: string) => {
+    const hadFocus = root.activeElement !== null;
+    prompt.textContent = tr(image.view.prompt.key, image.view.prompt.params);
+    kind = KINDS[image.kind](ctx, image.view);
+    body.replaceChildren(kind.el);
+    foot.replaceChildren(refresh, msg, ...kind.actions);
+    setBusy(false);
+    say(message ? (host.lang === 'en' ? message : tr('fresh')) : '', Boolean(message));
+    if (hadFocus || popup) kind.focusTarget.focus();
+  };
+
+  if (popup) {
+    document.body.append(outer);
+    (frame as HTMLDialogElement).showModal();
+    // Escape closes: handled here rather than by the dialog, whose cancel Chrome may skip.
+    (frame as HTMLDialogElement).addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        host.close();
+      }
+    });
+    frame.addEventListener('cancel', (e) => {
+      e.preventDefault();
+      host.close();
+    });
+  } else host.slot?.append(outer);
+  show(first);
+
+  let gone = false;
+  return {
+    replace: show,
+    succeed() {
+      panel.classList.add('ok');
+      say(host.t('success'));
+      return new Promise((resolve) => setTimeout(resolve, reduced ? 250 : 700));
+    },
+    destroy() {
+      if (gone) return;
+      gone = true;
+      if (popup) (frame as HTMLDialogElement).close();
+      outer.remove();
+      if (returnFocus?.isConnected) returnFocus.focus();
+    },
+  };
+}
+
+const ui: ChallengeUi = { mount };
+(globalThis as Record<string, unknown>)[UI_GLOBAL] = ui;

@@ -1,0 +1,190 @@
+/**
+ * The challenge UI's strings, and the translation keys the server sends in views (docs/challenges.md:
+ * `challenge.slide.prompt`, `challenge.select.prompt.shape` with `{shape}`, `challenge.shape.star`...).
+ * Each group lists its values in the order of GROUPS, separated by `|`.
+ */
+const GROUPS = {
+  ui: ['verify', 'refresh', 'undo', 'wrong', 'attemptsLeft', 'fresh', 'point'],
+  slide: ['challenge.slide.prompt', 'challenge.slide.label', 'challenge.slide.keyboardHelp'],
+  click: ['challenge.click.prompt', 'challenge.click.label', 'challenge.click.keyboardHelp'],
+  select: [
+    'challenge.select.prompt.shape',
+    'challenge.select.prompt.colour',
+    'challenge.select.label',
+    'challenge.select.keyboardHelp',
+    'challenge.select.tile',
+  ],
+  shape: ['circle', 'triangle', 'square', 'pentagon', 'star', 'heart', 'arrow', 'cross', 'moon'].map(
+    (s) => `challenge.shape.${s}`,
+  ),
+  colour: ['red', 'blue', 'yellow'].map((c) => `challenge.colour.${c}`),
+} as const;
+
+type Table = Record<keyof typeof GROUPS, string>;
+
+export const STRINGS: Record<string, Table> = {
+  en: {
+    ui: "Verify|New challenge|Undo|That's not right, try again.|Attempts left: {count}.|Here is a new challenge.|Click {n}",
+    slide:
+      'Drag the piece into the gap|Puzzle piece|Use the arrow keys to move the piece (Shift for bigger steps), then press Enter.',
+    click:
+      'Click these {count} symbols in order:|Picture to click on|Move the crosshair with the arrow keys (Shift for bigger steps), press Enter or Space to click, Backspace to undo.',
+    select:
+      'Select every tile with this shape: {shape}|Select every tile with a symbol of this colour: {colour}|Tiles|Move between tiles with the arrow keys, press Space or Enter to select or clear one, then Verify.|Row {row}, column {column}',
+    shape: 'circle|triangle|square|pentagon|star|heart|arrow|cross|moon',
+    colour: 'red|blue|yellow',
+  },
+  fr: {
+    ui: "Valider|Nouveau défi|Annuler|Ce n'est pas ça, réessayez.|Essais restants : {count}.|Voici un nouveau défi.|Clic {n}",
+    slide:
+      "Faites glisser la pièce dans l'encoche|Pièce du puzzle|Déplacez la pièce avec les flèches (Maj pour de grands pas), puis appuyez sur Entrée.",
+    click:
+      "Cliquez sur ces {count} symboles dans l'ordre :|Image sur laquelle cliquer|Déplacez le viseur avec les flèches (Maj pour de grands pas), Entrée ou Espace pour cliquer, Retour arrière pour annuler.",
+    select:
+      "Sélectionnez toutes les cases contenant cette forme : {shape}|Sélectionnez toutes les cases contenant un symbole de cette couleur : {colour}|Cases|Passez d'une case à l'autre avec les flèches, Espace ou Entrée pour sélectionner ou désélectionner, puis Valider.|Ligne {row}, colonne {column}",
+    shape: 'cercle|triangle|carré|pentagone|étoile|cœur|flèche|croix|lune',
+    colour: 'rouge|bleu|jaune',
+  },
+  de: {
+    ui: 'Prüfen|Neue Aufgabe|Rückgängig|Das war nicht richtig, bitte erneut versuchen.|Verbleibende Versuche: {count}.|Hier ist eine neue Aufgabe.|Klick {n}',
+    slide:
+      'Ziehen Sie das Teil in die Lücke|Puzzleteil|Bewegen Sie das Teil mit den Pfeiltasten (Umschalt für große Schritte) und drücken Sie dann Enter.',
+    click:
+      'Klicken Sie diese {count} Symbole der Reihe nach an:|Bild zum Anklicken|Bewegen Sie das Fadenkreuz mit den Pfeiltasten (Umschalt für große Schritte), Enter oder Leertaste zum Klicken, Rücktaste zum Rückgängigmachen.',
+    select:
+      'Wählen Sie alle Felder mit dieser Form: {shape}|Wählen Sie alle Felder mit einem Symbol in dieser Farbe: {colour}|Felder|Mit den Pfeiltasten zwischen den Feldern wechseln, mit Leertaste oder Enter aus- oder abwählen, dann Prüfen.|Zeile {row}, Spalte {column}',
+    shape: 'Kreis|Dreieck|Quadrat|Fünfeck|Stern|Herz|Pfeil|Kreuz|Mond',
+    colour: 'Rot|Blau|Gelb',
+  },
+  es: {
+    ui: 'Verificar|Nuevo desafío|Deshacer|No es correcto, inténtalo de nuevo.|Intentos restantes: {count}.|Aquí tienes un nuevo desafío.|Clic {n}',
+    slide:
+      'Arrastra la pieza hasta el hueco|Pieza del puzle|Mueve la pieza con las flechas (Mayús para pasos grandes) y pulsa Intro.',
+    click:
+      'Haz clic en estos {count} símbolos en orden:|Imagen en la que hacer clic|Mueve el punto de mira con las flechas (Mayús para pasos grandes), Intro o Espacio para hacer clic, Retroceso para deshacer.',
+    select:
+      'Selecciona todas las casillas con esta forma: {shape}|Selecciona todas las casillas con un símbolo de este color: {colour}|Casillas|Muévete entre las casillas con las flechas, pulsa Espacio o Intro para marcar o desmarcar y luego Verificar.|Fila {row}, columna {column}',
+    shape: 'círculo|triángulo|cuadrado|pentágono|estrella|corazón|flecha|cruz|luna',
+    colour: 'rojo|azul|amarillo',
+  },
+  pt: {
+    ui: 'Verificar|Novo desafio|Desfazer|Não está certo, tente novamente.|Tentativas restantes: {count}.|Aqui está um novo desafio.|Clique {n}',
+    slide:
+      'Arraste a peça até o encaixe|Peça do quebra-cabeça|Mova a peça com as setas (Shift para passos maiores) e pressione Enter.',
+    click:
+      'Clique nestes {count} símbolos, na ordem:|Imagem para clicar|Mova a mira com as setas (Shift para passos maiores), Enter ou Espaço para clicar, Backspace para desfazer.',
+    select:
+      'Selecione todos os quadros com esta forma: {shape}|Selecione todos os quadros com um símbolo desta cor: {colour}|Quadros|Mova-se entre os quadros com as setas, Espaço ou Enter para marcar ou desmarcar e depois Verificar.|Linha {row}, coluna {column}',
+    shape: 'círculo|triângulo|quadrado|pentágono|estrela|coração|seta|cruz|lua',
+    colour: 'vermelho|azul|amarelo',
+  },
+  it: {
+    ui: 'Verifica|Nuova sfida|Annulla|Non è corretto, riprova.|Tentativi rimasti: {count}.|Ecco una nuova sfida.|Clic {n}',
+    slide:
+      'Trascina il pezzo nello spazio vuoto|Pezzo del puzzle|Sposta il pezzo con le frecce (Maiusc per passi più grandi), poi premi Invio.',
+    click:
+      "Fai clic su questi {count} simboli nell'ordine:|Immagine su cui fare clic|Sposta il mirino con le frecce (Maiusc per passi più grandi), Invio o Spazio per fare clic, Backspace per annullare.",
+    select:
+      'Seleziona tutte le caselle con questa forma: {shape}|Seleziona tutte le caselle con un simbolo di questo colore: {colour}|Caselle|Spostati tra le caselle con le frecce, Spazio o Invio per selezionare o deselezionare, poi Verifica.|Riga {row}, colonna {column}',
+    shape: 'cerchio|triangolo|quadrato|pentagono|stella|cuore|freccia|croce|luna',
+    colour: 'rosso|blu|giallo',
+  },
+  ja: {
+    ui: '確認|新しいチャレンジ|元に戻す|正しくありません。もう一度お試しください。|残り{count}回。|新しいチャレンジです。|クリック {n}',
+    slide:
+      'ピースを穴までドラッグしてください|パズルのピース|矢印キーでピースを動かし（Shiftで大きく移動）、Enterキーを押してください。',
+    click:
+      '次の{count}個の記号を順番にクリックしてください：|クリックする画像|矢印キーで照準を動かし（Shiftで大きく移動）、EnterキーまたはSpaceキーでクリック、Backspaceキーで取り消します。',
+    select:
+      'この形を含むタイルをすべて選択してください：{shape}|この色の記号を含むタイルをすべて選択してください：{colour}|タイル|矢印キーでタイル間を移動し、SpaceキーまたはEnterキーで選択を切り替え、最後に「確認」を押してください。|{row}行{column}列',
+    shape: '円|三角形|四角形|五角形|星|ハート|矢印|十字|月',
+    colour: '赤|青|黄色',
+  },
+  zh: {
+    ui: '验证|换一个|撤销|不正确，请重试。|剩余 {count} 次机会。|已换一个新的验证。|点击 {n}',
+    slide: '将拼图块拖到缺口处|拼图块|使用方向键移动拼图块（按住 Shift 可大步移动），然后按 Enter 键。',
+    click:
+      '请按顺序点击这 {count} 个符号：|可点击的图片|使用方向键移动准星（按住 Shift 可大步移动），按 Enter 或空格键点击，按退格键撤销。',
+    select:
+      '请选择所有包含此形状的图块：{shape}|请选择所有包含此颜色符号的图块：{colour}|图块|使用方向键在图块间移动，按空格或 Enter 键选择或取消，然后点击“验证”。|第 {row} 行，第 {column} 列',
+    shape: '圆形|三角形|正方形|五边形|星形|心形|箭头|十字|月亮',
+    colour: '红色|蓝色|黄色',
+  },
+  ko: {
+    ui: '확인|새 문제|실행 취소|틀렸습니다. 다시 시도하세요.|남은 시도: {count}회.|새 문제입니다.|클릭 {n}',
+    slide:
+      '조각을 빈칸으로 드래그하세요|퍼즐 조각|화살표 키로 조각을 움직이고(Shift를 누르면 크게 이동) Enter 키를 누르세요.',
+    click:
+      '다음 {count}개의 기호를 순서대로 클릭하세요:|클릭할 이미지|화살표 키로 조준점을 움직이고(Shift를 누르면 크게 이동) Enter 또는 Space 키로 클릭, Backspace 키로 취소하세요.',
+    select:
+      '이 모양이 있는 타일을 모두 선택하세요: {shape}|이 색의 기호가 있는 타일을 모두 선택하세요: {colour}|타일|화살표 키로 타일 사이를 이동하고 Space 또는 Enter 키로 선택하거나 해제한 다음 확인을 누르세요.|{row}행 {column}열',
+    shape: '원|삼각형|사각형|오각형|별|하트|화살표|십자|달',
+    colour: '빨간색|파란색|노란색',
+  },
+  ru: {
+    ui: 'Проверить|Новое задание|Отменить|Неверно, попробуйте ещё раз.|Осталось попыток: {count}.|Вот новое задание.|Нажатие {n}',
+    slide:
+      'Перетащите фрагмент в вырез|Фрагмент пазла|Двигайте фрагмент стрелками (с Shift — большими шагами), затем нажмите Enter.',
+    click:
+      'Нажмите на эти символы ({count}) по порядку:|Изображение для нажатия|Двигайте прицел стрелками (с Shift — большими шагами), Enter или пробел — нажать, Backspace — отменить.',
+    select:
+      'Выберите все клетки с этой фигурой: {shape}|Выберите все клетки с символом этого цвета: {colour}|Клетки|Переходите между клетками стрелками, пробел или Enter — выбрать или снять выбор, затем «Проверить».|Строка {row}, столбец {column}',
+    shape: 'круг|треугольник|квадрат|пятиугольник|звезда|сердце|стрелка|крест|луна',
+    colour: 'красный|синий|жёлтый',
+  },
+  nl: {
+    ui: 'Controleren|Nieuwe uitdaging|Ongedaan maken|Dat klopt niet, probeer het opnieuw.|Resterende pogingen: {count}.|Hier is een nieuwe uitdaging.|Klik {n}',
+    slide:
+      'Sleep het stukje naar de opening|Puzzelstukje|Verplaats het stukje met de pijltjestoetsen (Shift voor grotere stappen) en druk op Enter.',
+    click:
+      'Klik op deze {count} symbolen, in deze volgorde:|Afbeelding om op te klikken|Verplaats het vizier met de pijltjestoetsen (Shift voor grotere stappen), Enter of spatie om te klikken, Backspace om ongedaan te maken.',
+    select:
+      'Selecteer alle vakjes met deze vorm: {shape}|Selecteer alle vakjes met een symbool in deze kleur: {colour}|Vakjes|Ga met de pijltjestoetsen naar een vakje, druk op spatie of Enter om het te selecteren of te wissen en kies dan Controleren.|Rij {row}, kolom {column}',
+    shape: 'cirkel|driehoek|vierkant|vijfhoek|ster|hart|pijl|kruis|maan',
+    colour: 'rood|blauw|geel',
+  },
+  pl: {
+    ui: 'Sprawdź|Nowe zadanie|Cofnij|To nie to, spróbuj ponownie.|Pozostałe próby: {count}.|Oto nowe zadanie.|Kliknięcie {n}',
+    slide:
+      'Przeciągnij element do wycięcia|Element układanki|Przesuwaj element strzałkami (z Shift o większe kroki), a potem naciśnij Enter.',
+    click:
+      'Kliknij te symbole ({count}) w tej kolejności:|Obraz do klikania|Przesuwaj celownik strzałkami (z Shift o większe kroki), Enter lub spacja — kliknięcie, Backspace — cofnięcie.',
+    select:
+      'Zaznacz wszystkie pola z tym kształtem: {shape}|Zaznacz wszystkie pola z symbolem w tym kolorze: {colour}|Pola|Poruszaj się między polami strzałkami, spacją lub Enterem zaznaczaj i odznaczaj, a potem wybierz Sprawdź.|Wiersz {row}, kolumna {column}',
+    shape: 'koło|trójkąt|kwadrat|pięciokąt|gwiazda|serce|strzałka|krzyż|księżyc',
+    colour: 'czerwony|niebieski|żółty',
+  },
+};
+
+/** Flattens one language's table into key → text. */
+function flatten(table: Table): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const [group, keys] of Object.entries(GROUPS) as Array<[keyof Table, readonly string[]]>) {
+    const values = table[group].split('|');
+    keys.forEach((key, i) => {
+      if (values[i] !== undefined) map.set(key, values[i]);
+    });
+  }
+  return map;
+}
+
+export type Translate = (key: string, params?: Record<string, string | number>) => string;
+
+/**
+ * A translator for one language, falling back to English, then to the key itself. A string parameter is
+ * itself a key when `challenge.<name>.<value>` exists (`{shape: 'star'}` shows `challenge.shape.star`).
+ */
+export function challengeTranslator(lang: string): Translate {
+  const own = flatten(STRINGS[lang] ?? (STRINGS.en as Table));
+  const en = flatten(STRINGS.en as Table);
+  const lookup = (key: string): string | undefined => own.get(key) ?? en.get(key);
+  return (key, params = {}) =>
+    (lookup(key) ?? key).replace(/\{(\w+)\}/g, (whole, name: string) => {
+      const value = params[name];
+      if (value === undefined) return whole;
+      return typeof value === 'string' ? (lookup(`challenge.${name}.${value}`) ?? value) : String(value);
+    });
+}
+
+/** For tests: the keys every language must translate. */
+export const ALL_KEYS: readonly string[] = Object.values(GROUPS).flat();

@@ -1,0 +1,300 @@
+import { loadUi, scriptUrl } from './chunks.ts';
+import type { ChallengeHost, ChallengeView, ImageChallenge, LoaderKey, SubmitOutcome } from './contract.ts';
+import { type Passed, verify } from './flow.ts';
+import { translator, widgetLanguage } from './i18n.ts';
+import { normalise, type RenderOptions, type WidgetHandle } from './options.ts';
+import { collectSignals } from './signals.ts';
+import { adopt, BOX_CSS, THEME_CSS } from './styles.ts';
+import { GatehouseError } from './transport.ts';
+
+type State = 'idle' | 'running' | 'done' | 'error';
+
+/** Callbacks of the challenge currently shown, swapped on each new challenge. */
+interface Showing {
+  submit(answer: unknown): Promise<SubmitOutcome>;
+  refresh(): void;
+  close(): void;
+}
+
+const el = <K extends keyof HTMLElementTagNameMap>(tag: K, className = ''): HTMLElementTagNameMap[K] => {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  return node;
+};
+
+/**
+ * One rendered widget: its box (embedded and popup modes) or a bare live region (invisible and button
+ * modes), the hidden form field, and the verification it runs. Challenges are shown by the lazily loaded
+ * UI chunk: inline in embedded mode, in a modal dialog otherwise.
+ */
+export class Widget implements WidgetHandle {
+  private o: ReturnType<typeof normalise>;
+  private lang: string;
+  private t: (key: LoaderKey) => string;
+  private host = el('div');
+  private live = el('div', 'sr');
+  private field = el('input');
+  private box?: HTMLDivElement;
+  private check?: HTMLButtonElement;
+  private status?: HTMLSpanElement;
+  private label?: HTMLSpanElement;
+  private slot?: HTMLDivElement;
+  private button?: HTMLElement;
+  private token?: string;
+  private timer?: ReturnType<typeof setTimeout>;
+  private running?: Promise<string>;
+  private abort?: AbortController;
+  private view?: ChallengeView;
+  private showing?: Showing;
+  private serverToken?: string;
+  private replaying = false;
+
+  constructor(container: HTMLElement, options: RenderOptions) {
+    this.o = normalise(options, scriptUrl.origin);
+    this.lang = widgetLanguage(this.o.lang);
+    this.t = translator(this.lang);
+    this.serverToken = this.o.serverToken;
+    const { mode } = this.o;
+
+    this.host.dataset.theme = this.o.theme;
+    this.host.lang = this.lang;
+    const root = this.host.attachShadow({ mode: 'open' });
+    adopt(root, THEME_CSS + (mode === 'embedded' || mode === 'popup' ? BOX_CSS : ''));
+    this.live.setAttribute('role', 'status');
+    if (mode === 'embedded' || mode === 'popup') this.renderBox(root);
+    root.appendChild(this.live);
+
+    this.field.type = 'hidden';
+    this.field.name = this.o.fieldName;
+    // Controls cannot hold other elements: the widget then goes right after the container.
+    const inside = !/^(BUTTON|INPUT|A|SELECT|TEXTAREA)$/.test(container.tagName);
+    if (inside) container.append(this.host, this.field);
+    else container.after(this.host, this.field);
+
+    if (mode === 'button') this.bindButton(container);
+    queueMicrotask(() => this.o.onReady?.());
+    if (mode === 'embedded' || mode === 'invisible') this.execute().catch(() => {});
+  }
+
+  private renderBox(root: ShadowRoot): void {
+    this.box = el('div', 'box');
+    this.check = el('button', 'check');
+    this.check.type = 'button';
+    this.check.setAttribute('role', 'checkbox');
+    this.check.setAttribute('aria-checked', 'false');
+    const txt = el('span', 'txt');
+    const label = el('span');
+    this.label = label;
+    this.status = el('span', 'status');
+    txt.append(label, this.status);
+    this.check.append(el('span', 'icon'), txt);
+    this.check.onclick = () => {
+      if (this.box?.dataset.state !== 'running' && !this.token) this.execute().catch(() => {});
+    };
+    const brand = el('span', 'brand');
+    brand.textContent = 'Gatehouse';
+    this.box.append(this.check, brand, el('div', 'bar'));
+    this.slot = el('div', 'slot');
+    root.append(this.box, this.slot);
+    this.setState('idle');
+  }
+
+  private bindButton(container: HTMLElement): void {
+    const b = this.o.button;
+    const button = (typeof b === 'string' ? document.querySelector<HTMLElement>(b) : b) ?? container;
+    this.button = button;
+    button.addEventListener('click', this.onButtonClick, true);
+  }
+
+  /** Button mode: a click without a token runs the verification first, then the click is replayed. */
+  private onButtonClick = (event: Event): void => {
+    if (this.replaying || this.token) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    this.execute().then(
+      () => {
+        this.replaying = true;
+        try {
+          this.button?.click();
+        } finally {
+          this.replaying = false;
+        }
+      },
+      () => {},
+    );
+  };
+
+  private setState(state: State, text = ''): void {
+    if (!this.box || !this.check || !this.status) return;
+    this.box.dataset.state = state;
+    this.check.setAttribute('aria-checked', String(state === 'done'));
+    this.check.setAttribute('aria-disabled', String(state === 'running' || state === 'done'));
+    this.status.textContent = text;
+    if (this.label) this.label.textContent = this.t(state === 'error' ? 'retry' : 'verify');
+    if (state !== 'running') this.box.style.removeProperty('--p');
+  }
+
+  private announce(text: string): void {
+    this.live.textContent = text;
+  }
+
+  execute(): Promise<string> {
+    if (this.token) return Promise.resolve(this.token);
+    if (!this.running) {
+      const running = this.run().finally(() => {
+        if (this.running === running) this.running = undefined;
+      });
+      this.running = running;
+    }
+    return this.running;
+  }
+
+  private async run(): Promise<string> {
+    const abort = new AbortController();
+    this.abort = abort;
+    this.setState('running', this.t('verifying'));
+    this.announce(this.t('verifying'));
+    try {
+      const passed = await verify({
+        apiServer: this.o.apiServer,
+        appKey: this.o.appKey,
+        action: this.o.action,
+        lang: this.lang,
+        signal: abort.signal,
+        signals: collectSignals,
+        serverToken: (fresh) => this.getServerToken(fresh),
+        progress: (f) => this.box?.style.setProperty('--p', String(f)),
+        showImage: (image, submit, message) => this.showImage(image, submit, message),
+      });
+      if (abort.signal.aborted) throw abort.signal.reason;
+      await this.pass(passed);
+      return passed.token;
+    } catch (error) {
+      if (abort.signal.aborted && !(error instanceof GatehouseError && error.code === 'closed')) throw error;
+      this.fail(error);
+      throw error;
+    } finally {
+      if (this.abort === abort) this.abort = undefined;
+    }
+  }
+
+  private async getServerToken(fresh: boolean): Promise<string | undefined> {
+    const fetchToken = this.o.getServerToken;
+    if (fetchToken && (fresh || !this.serverToken)) {
+      try {
+        this.serverToken = await fetchToken();
+      } catch (error) {
+        throw new GatehouseError('server_token_unavailable', `getServerToken failed: ${error}`);
+      }
+    }
+    return this.serverToken;
+  }
+
+  private async pass(passed: Passed): Promise<void> {
+    await this.view?.succeed();
+    this.closeView();
+    this.token = passed.token;
+    this.field.value = passed.token;
+    this.setState('done', this.t('success'));
+    this.announce(this.t('success'));
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.expire(), Math.max(1, passed.expiresIn - 5) * 1000);
+    this.o.onSuccess?.(passed.token);
+  }
+
+  private fail(error: unknown): void {
+    this.closeView();
+    this.abort?.abort();
+    const e =
+      error instanceof GatehouseError
+        ? error
+        : new GatehouseError('widget_error', String((error as Error)?.message ?? error));
+    if (e.code === 'closed') {
+      this.setState('idle');
+      this.announce('');
+      this.o.onClose?.();
+      return;
+    }
+    const text = e.code === 'network_error' ? this.t('network') : this.t('failed');
+    this.setState('error', text);
+    this.announce(text);
+    this.o.onError?.(e);
+  }
+
+  /** The token ran out: clear it, and verify again in the modes that run on their own. */
+  private expire(): void {
+    this.clearToken();
+    this.setState('idle', this.t('expired'));
+    this.announce(this.t('expired'));
+    if (this.o.mode === 'embedded' || this.o.mode === 'invisible') this.execute().catch(() => {});
+  }
+
+  private clearToken(): void {
+    clearTimeout(this.timer);
+    this.token = undefined;
+    this.field.value = '';
+  }
+
+  /** Shows a challenge, or replaces the shown one; settles on refresh (resolve) or close (reject). */
+  private showImage(
+    image: ImageChallenge,
+    submit: (answer: unknown) => Promise<SubmitOutcome>,
+    message?: string,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.showing = {
+        submit,
+        refresh: resolve,
+        close: () => reject(new GatehouseError('closed', 'The challenge was closed.')),
+      };
+      if (this.view) return this.view.replace(image, message);
+      this.announce(this.t('loading'));
+      const signal = this.abort?.signal;
+      loadUi().then(
+        (ui) => {
+          if (signal?.aborted) return;
+          const host: ChallengeHost = {
+            lang: this.lang,
+            theme: this.o.theme,
+            presentation: this.o.mode === 'embedded' ? 'embedded' : 'popup',
+            ...(this.slot ? { slot: this.slot } : {}),
+            t: this.t,
+            submit: (answer) => this.showing?.submit(answer) ?? Promise.reject(new Error('no challenge')),
+            refresh: () => this.showing?.refresh(),
+            close: () => this.showing?.close(),
+          };
+          this.view = ui.mount(host, image);
+        },
+        (error) =>
+          reject(new GatehouseError('ui_failed', `Cannot load the challenge: ${error?.message ?? error}`)),
+      );
+    });
+  }
+
+  private closeView(): void {
+    this.view?.destroy();
+    this.view = undefined;
+    this.showing = undefined;
+  }
+
+  reset(): void {
+    this.abort?.abort();
+    this.abort = undefined;
+    this.running = undefined;
+    this.closeView();
+    this.clearToken();
+    this.setState('idle');
+    this.announce('');
+  }
+
+  remove(): void {
+    this.reset();
+    this.button?.removeEventListener('click', this.onButtonClick, true);
+    this.host.remove();
+    this.field.remove();
+  }
+
+  getToken(): string | undefined {
+    return this.token;
+  }
+}

@@ -1,0 +1,289 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
+import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
+import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
+import { buildWidget } from '../build.ts';
+import { chromiumAvailable, launchChromium } from './browser.ts';
+import {
+  dragInstantly,
+  dragLikeAHuman,
+  events,
+  focusedClass,
+  outcome,
+  type PageRenderOptions,
+  press,
+  render,
+} from './helpers.ts';
+import { formPage, type PageServer, startPageServer } from './page-server.ts';
+
+/*
+ * The widget in Debian's Chromium against a real API: the built gatehouse.js on an integrator's page (its
+ * own origin), talking to the API on another origin (CORS) or through the page's origin (default
+ * apiServer). The slide answers come from opening the sealed challenge with the API's keys: test-only
+ * knowledge standing in for a person's eyes.
+ */
+const run = chromiumAvailable() && (await databaseAvailable());
+
+const INVISIBLE = { invisible_below: 101, image_below: 101 };
+const imageOnly = (kind: 'slide' | 'click' | 'select') => ({
+  invisible_below: 0,
+  image_below: 101,
+  image_kinds: [kind],
+});
+
+describe.runIf(run)('web widget in Chromium', () => {
+  let api: TestApi;
+  let site: PageServer;
+  let browser: Browser;
+  let widgetDir: string;
+  let context: BrowserContext | undefined;
+  const secrets = new Map<string, string>();
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
+    await buildWidget({ outDir: widgetDir });
+    api = await startTestApi();
+    site = await startPageServer({ widgetDir, apiUrl: api.url, secrets });
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await api?.close();
+    if (widgetDir) rmSync(widgetDir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+
+  async function app(settings: Partial<AppSettingsInput>) {
+    const created = await api.createApp({ name: 'widget-test', ...settings });
+    secrets.set(created.appKey, created.appSecret);
+    return created;
+  }
+  const auth = (a: { appKey: string; appSecret: string }) => ({
+    'X-App-Key': a.appKey,
+    'X-App-Secret': a.appSecret,
+  });
+
+  async function open(path: string, html: string): Promise<Page> {
+    context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(site.page(path, html));
+    return page;
+  }
+
+  /** A form page with a #captcha container, rendered with `options`; resolves the first init answer. */
+  async function widgetPage(
+    options: PageRenderOptions,
+    start: (page: Page) => Promise<void> = async () => {},
+  ) {
+    const page = await open(
+      `/p-${Math.random().toString(36).slice(2)}.html`,
+      formPage('<div id="captcha"></div>'),
+    );
+    const init = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), { timeout: 60_000 });
+    await render(page, { apiServer: api.url, ...options });
+    await start(page);
+    const body = await (await init).json();
+    return { page, init: body.data };
+  }
+
+  /** The image answer sealed in an init answer. */
+  function sealedAnswer<T>(appId: string, init: { challenge: string }): T {
+    const sealed = openChallenge(api.runtime.keys, appId, init.challenge);
+    if (!sealed?.img) throw new Error('no image challenge in this init answer');
+    return sealed.img.answer as T;
+  }
+
+  /** Slide geometry on screen: the handle, and CSS px per background px. */
+  async function slideHandle(page: Page) {
+    const handle = page.locator('.handle');
+    await handle.waitFor({ state: 'visible' });
+    const stage = await page.locator('.stage').boundingBox();
+    return { handle, scale: (stage?.width ?? 300) / 300 };
+  }
+
+  async function expectValid(token: string, a: { appKey: string; appSecret: string }) {
+    const verdict = await api.post('/v1/validate', { pass_token: token }, auth(a));
+    expect(verdict.body.data).toMatchObject({ valid: true, action: 'login' });
+    return verdict.body.data;
+  }
+
+  it('invisible path: auto-rendered from data attributes with the default apiServer, solves the proof-of-work in a worker and fills the form field', async () => {
+    const a = await app({ risk_policy: INVISIBLE });
+    const page = await open(
+      '/invisible.html',
+      formPage(
+        `<div id="captcha" data-gatehouse-app-key="${a.appKey}" data-gatehouse-action="login" data-gatehouse-mode="invisible" data-gatehouse-callback="onToken"></div>
+<script>window.events = []; window.onToken = (token) => window.events.push({ type: 'success', token });</script>`,
+      ),
+    );
+    const result = await outcome(page, 170_000);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    expect(await page.locator('dialog').count()).toBe(0);
+    // The integrator's backend receives the token in the form and validates it.
+    await page.click('#go');
+    const posted = JSON.parse((await page.locator('#posted').textContent()) ?? '{}');
+    expect(posted['gatehouse-token']).toBe((result as { token: string }).token);
+    const verdict = await expectValid(posted['gatehouse-token'], a);
+    expect(verdict.captcha_args).toMatchObject({
+      platform: 'web',
+      referer: expect.stringContaining('/invisible.html'),
+    });
+  }, 180_000);
+
+  it('slide: a human-like drag passes and yields a pt_ token that /v1/validate accepts', async () => {
+    const a = await app({ risk_policy: imageOnly('slide') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'popup' }, (p) =>
+      p.locator('.check').click(),
+    );
+    expect(init.tier).toBe('image');
+    const { handle, scale } = await slideHandle(page);
+    await dragLikeAHuman(page, handle, sealedAnswer<{ x: number }>(a.appId, init).x, scale);
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+    expect(await page.locator('.check').getAttribute('aria-checked')).toBe('true');
+    expect(await page.locator('input[name="gatehouse-token"]').inputValue()).toBe(
+      (result as { token: string }).token,
+    );
+  }, 90_000);
+
+  it('slide: an instant straight-line drag fails with invalid_answer, and the user can try again', async () => {
+    const a = await app({ risk_policy: imageOnly('slide') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded' });
+    const answer = sealedAnswer<{ x: number }>(a.appId, init);
+    const { handle, scale } = await slideHandle(page);
+    const refused = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/submit'));
+    await dragInstantly(page, handle, answer.x, scale);
+    const submitted = await refused;
+    expect(submitted.status()).toBe(422);
+    expect((await submitted.json()).error).toBe('invalid_answer');
+    await expect.poll(() => page.locator('.msg').textContent()).toMatch(/Invalid answer: 1 attempt left/);
+    expect(await events(page)).not.toContainEqual(expect.objectContaining({ type: 'error' }));
+    // The piece went back to the start; a person's drag on the same challenge passes.
+    await expect.poll(() => handle.getAttribute('aria-valuenow')).toBe('0');
+    await dragLikeAHuman(page, handle, answer.x, scale, 11);
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+  }, 90_000);
+
+  it('keyboard only: Tab to the widget, Space opens the slide, arrows move the piece, Enter submits; focus returns', async () => {
+    const a = await app({ risk_policy: imageOnly('slide') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'popup' }, async (p) => {
+      await p.locator('input[name="user"]').focus();
+      await press(p, 'Tab');
+      expect(await focusedClass(p)).toBe('button.check');
+      await press(p, 'Space');
+    });
+    await page.locator('.handle').waitFor({ state: 'visible' });
+    expect(await focusedClass(page)).toBe('div.handle');
+    const target = sealedAnswer<{ x: number }>(a.appId, init).x;
+    for (let i = 0; i < Math.floor(target / 20); i++) await press(page, 'Shift+ArrowRight');
+    for (let i = 0; i < Math.round((target % 20) / 4); i++) await press(page, 'ArrowRight');
+    await press(page, 'Enter');
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+    await expect.poll(() => page.locator('dialog').count()).toBe(0);
+    expect(await focusedClass(page)).toBe('button.check');
+  }, 90_000);
+
+  it('keyboard only: select tiles with arrows and Space, Tab to Verify, Enter', async () => {
+    const a = await app({ risk_policy: imageOnly('select') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'popup' }, async (p) => {
+      await p.locator('input[name="user"]').focus();
+      await press(p, 'Tab');
+      await press(p, 'Enter');
+    });
+    const tiles = page.locator('.tile');
+    await tiles.first().waitFor({ state: 'visible' });
+    expect(await focusedClass(page)).toBe('button.tile');
+    const wanted = sealedAnswer<{ indices: number[] }>(a.appId, init).indices;
+    for (let i = 0; i < 9; i++) {
+      if (wanted.includes(i)) await press(page, 'Space');
+      if (i < 8) await press(page, 'ArrowRight');
+    }
+    for (const i of wanted) expect(await tiles.nth(i).getAttribute('aria-pressed')).toBe('true');
+    await press(page, 'Tab'); // the new-challenge button
+    await press(page, 'Tab'); // Verify
+    await press(page, 'Enter');
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+  }, 90_000);
+
+  it('click: the symbols clicked in order pass; the prompt follows the lang option', async () => {
+    const a = await app({ risk_policy: imageOnly('click') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded', lang: 'fr' });
+    const stage = page.locator('.stage');
+    await stage.waitFor({ state: 'visible' });
+    expect(await page.locator('.prompt').textContent()).toMatch(/^Cliquez sur ces \d symboles/);
+    const box = await stage.boundingBox();
+    const scale = (box?.width ?? 300) / 300;
+    await page.waitForTimeout(700);
+    for (const t of sealedAnswer<{ targets: Array<{ x: number; y: number }> }>(a.appId, init).targets) {
+      await page.mouse.click((box?.x ?? 0) + t.x * scale, (box?.y ?? 0) + t.y * scale);
+      await page.waitForTimeout(250);
+    }
+    await page.getByRole('button', { name: 'Valider' }).click();
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+  }, 90_000);
+
+  it('Escape closes the popup, calls onClose (not onError) and gives focus back', async () => {
+    const a = await app({ risk_policy: imageOnly('slide') });
+    const { page } = await widgetPage({ appKey: a.appKey, mode: 'popup' }, async (p) => {
+      await p.locator('input[name="user"]').focus();
+      await press(p, 'Tab');
+      await press(p, 'Enter');
+    });
+    await page.locator('.handle').waitFor({ state: 'visible' });
+    await press(page, 'Escape');
+    await expect.poll(() => page.locator('dialog').count()).toBe(0);
+    expect((await events(page)).map((e) => e.type)).toEqual(['ready', 'close']);
+    expect(await focusedClass(page)).toBe('button.check');
+    expect(await page.locator('.check').getAttribute('aria-checked')).toBe('false');
+  }, 90_000);
+
+  it('degraded: with the quota exhausted the widget completes at once with a dg_ token, no challenge and no error', async () => {
+    const a = await app({ monthly_quota: 0, risk_policy: imageOnly('slide') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded' });
+    expect(init.mode).toBe('degraded');
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^dg_/) });
+    expect(await page.locator('.panel').count()).toBe(0);
+    expect(await page.locator('.box').getAttribute('data-state')).toBe('done');
+    expect(await page.locator('input[name="gatehouse-token"]').inputValue()).toMatch(/^dg_/);
+    const verdict = await api.post(
+      '/v1/validate',
+      { pass_token: (result as { token: string }).token },
+      auth(a),
+    );
+    expect(verdict.body.data).toMatchObject({ valid: false, degraded: true });
+  }, 60_000);
+
+  it('server token required: without one onError gets server_token_required; with getServerToken it passes', async () => {
+    const a = await app({ server_token_required: true, test_mode: true });
+    const without = await widgetPage({ appKey: a.appKey, mode: 'invisible' });
+    expect(await outcome(without.page)).toMatchObject({ type: 'error', code: 'server_token_required' });
+    await context?.close();
+
+    const withToken = await widgetPage({ appKey: a.appKey, mode: 'invisible', withGetServerToken: true });
+    expect(withToken.init.mode).toBe('challenge');
+    const result = await outcome(withToken.page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+  }, 90_000);
+});
