@@ -28,7 +28,8 @@ const STYLE = `
   .outcome { padding: .8rem 1rem; border-radius: 8px; }
   .ok { background: #1a7f3726; } .no { background: #cf222e26; } .skip { background: #bf870026; }
   table { border-collapse: collapse; width: 100%; margin: 1rem 0; font-size: .9rem; }
-  th, td { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid #8883; word-break: break-all; }
+  th, td { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid #8883; }
+  td { word-break: break-all; }
 `;
 
 function layout(title: string, body: string, head = ''): string {

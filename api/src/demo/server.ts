@@ -44,6 +44,7 @@ export function createDemoServer(options: DemoOptions): Server {
       const path = new URL(req.url ?? '/', 'http://demo').pathname;
       if (req.method === 'GET' && path === '/') return redirect(res, '/login');
       if ((req.method === 'GET' || req.method === 'HEAD') && path === '/login') return send(res, 200, page);
+      if (path === '/favicon.ico') return send(res, 204, '', 'text/plain');
       if (req.method === 'GET' && path === '/healthz')
         return send(res, 200, '{"status":"ok"}', 'application/json');
       if (req.method === 'POST' && path === '/login') {
