@@ -1,10 +1,11 @@
-import { POW_LIMITS, type PowParams, targetForAttempts } from './params.ts';
+import { POW_LIMITS, type PowAlgorithm, type PowParams, targetForAttempts } from './params.ts';
 
 /**
- * How a risk score becomes a puzzle. The Argon2 cost is fixed per policy; the score only chooses how many
- * hashes a solve takes, so the table in docs/pow.md (measured seconds per score) stays true.
+ * How a risk score becomes a puzzle. The hash and its cost are fixed per policy; the score only chooses how
+ * many hashes a solve takes, so the table in docs/pow.md (measured seconds per score) stays true.
  */
 export type DifficultyPolicy = {
+  algorithm: PowAlgorithm;
   memoryKiB: number;
   iterations: number;
   parallelism: number;
@@ -12,20 +13,25 @@ export type DifficultyPolicy = {
   msPerHash: number;
   /** Average hashes per sub-puzzle while count < maxCount; a verify costs 1/this of a solve. */
   attemptsPerSubPuzzle: number;
-  /** Most sub-puzzles; past it, each sub-puzzle gets harder instead. */
+  /** Most sub-puzzles, so a verify never costs more than maxCount hashes; past it sub-puzzles get harder. */
   maxCount: number;
   /** Expected solve seconds at given scores, scores and seconds both ascending; log-linear in between. */
   curve: ReadonlyArray<readonly [score: number, seconds: number]>;
 };
 
-/** The default: Argon2id 4 MiB, t=1, p=1, about 0.5 s at low risk, rising to about 8 s at score 100 (docs/pow.md). */
+/**
+ * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 4096, r = 8, p = 1 (4 MiB), about 12 ms
+ * per hash in a Chromium worker; about 0.6 s at low risk (6 sub-puzzles of 8 hashes), rising to about 8 s at
+ * score 100, where 12 sub-puzzles cap a verify at 12 hashes.
+ */
 export const DEFAULT_POW_POLICY: DifficultyPolicy = {
+  algorithm: 'scrypt',
   memoryKiB: 4096,
   iterations: 1,
   parallelism: 1,
-  msPerHash: 9,
+  msPerHash: 12,
   attemptsPerSubPuzzle: 8,
-  maxCount: 32,
+  maxCount: 12,
   curve: [
     [0, 0.5],
     [30, 0.5],
@@ -55,12 +61,12 @@ export function secondsForScore(score: number, curve: DifficultyPolicy['curve'])
  * policy's curve; expected hashes never decrease as the score rises (property-tested).
  */
 export function difficultyForScore(score: number, policy: DifficultyPolicy = DEFAULT_POW_POLICY): PowParams {
-  const { memoryKiB, iterations, parallelism, msPerHash, attemptsPerSubPuzzle, maxCount } = policy;
+  const { algorithm, memoryKiB, iterations, parallelism, msPerHash, attemptsPerSubPuzzle, maxCount } = policy;
   const attempts = Math.max(1, (secondsForScore(score, policy.curve) * 1000) / msPerHash);
   const wanted = Math.max(1, Math.ceil(attempts / attemptsPerSubPuzzle));
   const max = Math.min(maxCount, POW_LIMITS.count.max);
   // Below maxCount the sub-puzzles keep their size and their number grows; above it they grow harder.
   const count = Math.min(wanted, max);
   const target = wanted <= max ? targetForAttempts(attemptsPerSubPuzzle) : targetForAttempts(attempts / max);
-  return { algorithm: 'argon2id', memoryKiB, iterations, parallelism, count, target };
+  return { algorithm, memoryKiB, iterations, parallelism, count, target };
 }

@@ -1,5 +1,5 @@
 import { argon2Sync, createHash } from 'node:crypto';
-import { argon2id } from 'hash-wasm';
+import { argon2id, scrypt } from 'hash-wasm';
 import { describe, expect, it } from 'vitest';
 import { wasmHasher } from './hash.ts';
 
@@ -69,5 +69,32 @@ describe('Argon2id against the specification', () => {
       tagLength: 32,
     });
     expect(tag).not.toBe(argon2d.toString('hex'));
+  });
+});
+
+describe('scrypt against the specification', () => {
+  it('hash-wasm reproduces the RFC 7914 §12 vector (password/NaCl, N=1024, r=8, p=16)', async () => {
+    const key = await scrypt({
+      password: 'password',
+      salt: 'NaCl',
+      costFactor: 1024,
+      blockSize: 8,
+      parallelism: 16,
+      hashLength: 64,
+      outputType: 'hex',
+    });
+    expect(key).toBe(
+      'fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640',
+    );
+  });
+
+  it('wasmHasher uses r = 8 and a 32-byte output for scrypt puzzles', async () => {
+    const tag = await wasmHasher(new TextEncoder().encode('password'), new TextEncoder().encode('NaCl'), {
+      algorithm: 'scrypt',
+      memoryKiB: 1024,
+      iterations: 1,
+      parallelism: 16,
+    });
+    expect(hex(tag)).toBe('fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162');
   });
 });

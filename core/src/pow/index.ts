@@ -1,5 +1,6 @@
 /**
- * Proof-of-work for the invisible tier: Argon2id puzzles split into sub-puzzles (docs/pow.md says why).
+ * Proof-of-work for the invisible tier: memory-hard puzzles (scrypt by default, Argon2id supported) split into
+ * sub-puzzles; docs/pow.md gives the measurements behind the choice.
  * Runs in browsers, Web Workers and Node; `nativeHasher()` is the optional server fast path.
  */
 export {

@@ -1,7 +1,7 @@
 /**
  * Proof-of-work parameters: what one puzzle costs to solve and to verify.
  *
- * A puzzle is `count` independent sub-puzzles. Each attempt is one Argon2id hash of a nonce; an attempt
+ * A puzzle is `count` independent sub-puzzles. Each attempt is one memory-hard hash of a nonce; an attempt
  * succeeds when the first four bytes of the hash, read big-endian, are below `target`. So one sub-puzzle
  * takes 2^32 / target attempts on average, the whole puzzle count × 2^32 / target, and a verifier
  * recomputes exactly `count` hashes. Splitting the work into several sub-puzzles is what keeps the solve
@@ -9,17 +9,17 @@
  * of them only 1/√count of it (docs/pow.md).
  */
 
-/** The memory-hard functions a puzzle may use; only Argon2id (RFC 9106) today. */
-export const POW_ALGORITHMS = ['argon2id'] as const;
+/** The memory-hard functions a puzzle may use: Argon2id (RFC 9106) and scrypt (RFC 7914, r = 8). */
+export const POW_ALGORITHMS = ['argon2id', 'scrypt'] as const;
 export type PowAlgorithm = (typeof POW_ALGORITHMS)[number];
 
 export type PowParams = {
   algorithm: PowAlgorithm;
-  /** Argon2 memory in KiB (m). */
+  /** Memory in KiB: Argon2's m; for scrypt N (a power of two), since 128 · r · N bytes with r = 8 is N KiB. */
   memoryKiB: number;
-  /** Argon2 passes over memory (t). */
+  /** Argon2 passes over memory (t); scrypt has none, so 1. */
   iterations: number;
-  /** Argon2 lanes (p); browsers compute lanes one after another, so 1 is the useful value. */
+  /** Argon2 lanes or scrypt's p; browsers compute them one after another, so 1 is the useful value. */
   parallelism: number;
   /** Number of sub-puzzles: distinct nonces to find. */
   count: number;
@@ -51,8 +51,11 @@ export function paramsProblem(params: unknown): string | null {
   for (const key of ['memoryKiB', 'iterations', 'parallelism', 'count', 'target'] as const) {
     if (!inRange(p[key], POW_LIMITS[key])) return `${key} must be an integer within POW_LIMITS.${key}`;
   }
-  if ((p.memoryKiB as number) < 8 * (p.parallelism as number))
-    return 'memoryKiB must be at least 8 × parallelism';
+  const memory = p.memoryKiB as number;
+  if (p.algorithm === 'scrypt') {
+    if ((memory & (memory - 1)) !== 0) return 'scrypt memoryKiB (N) must be a power of two';
+    if (p.iterations !== 1) return 'scrypt takes iterations = 1';
+  } else if (memory < 8 * (p.parallelism as number)) return 'memoryKiB must be at least 8 × parallelism';
   return null;
 }
 

@@ -35,6 +35,9 @@ describe('createPuzzle', () => {
     expect(() => createPuzzle({ ...params, target: 2 ** 32 + 1 })).toThrow(/target/);
     expect(() => createPuzzle({ ...params, algorithm: 'sha256' as 'argon2id' })).toThrow(/algorithm/);
     expect(() => createPuzzle(params, () => new Uint8Array(8))).toThrow(/16 bytes/);
+    expect(() => createPuzzle({ ...params, algorithm: 'scrypt', memoryKiB: 3000 })).toThrow(/power of two/);
+    expect(() => createPuzzle({ ...params, algorithm: 'scrypt', iterations: 2 })).toThrow(/iterations = 1/);
+    expect(createPuzzle({ ...params, algorithm: 'scrypt' }).algorithm).toBe('scrypt');
   });
 });
 

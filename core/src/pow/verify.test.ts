@@ -121,4 +121,12 @@ describe('verifySolution', () => {
       expect(calls).toBe(1);
     }
   });
+
+  it('round-trips scrypt puzzles too, and a scrypt solution fails as an Argon2id puzzle', async () => {
+    const scryptPuzzle = createPuzzle({ ...params, algorithm: 'scrypt', memoryKiB: 64 });
+    const scryptSolution = await solvePuzzle(scryptPuzzle);
+    expect(await verifySolution(scryptPuzzle, scryptSolution)).toBe(true);
+    expect(await verifySolution(scryptPuzzle, scryptSolution, { hasher: nativeHasher() })).toBe(true);
+    expect(await verifySolution({ ...scryptPuzzle, algorithm: 'argon2id' }, scryptSolution)).toBe(false);
+  });
 });
