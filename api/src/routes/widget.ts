@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatehouseError } from '@gatehouse/core/errors';
@@ -10,7 +11,9 @@ import type { Deps } from '../deps.ts';
 /**
  * GET /widget/:file serves the web widget (`sdk/web`'s build output): `gatehouse.js`, the loader pages
  * include with `<script src="{API}/widget/gatehouse.js">`, and the hashed files it loads beside itself.
- * The build runs once per process (`ensureWidget`) when the output is missing or older than its sources.
+ * `sdk/web/dist` is served when it is newer than its sources; otherwise (missing or stale) the widget is
+ * built once per process (`ensureWidget`) into a private temporary folder and served from memory, so two
+ * servers starting together never write over each other's files.
  */
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -42,38 +45,58 @@ export function ensureWidget(logger?: Logger): Promise<Map<string, Served>> {
 
 async function prepare(logger: Logger | undefined): Promise<Map<string, Served>> {
   const built = newestMtime([join(WIDGET_DIR, 'gatehouse.js')]);
-  const sources = newestMtime(SOURCES);
-  if (built === 0 || sources > built) {
-    let buildWidget: (options: { outDir?: string }) => Promise<unknown>;
-    try {
-      ({ buildWidget } = await import('@gatehouse/web/build'));
-    } catch (error) {
-      // Without esbuild (a production install) a stale build is still served; a missing one cannot be.
-      if (built > 0) {
-        logger?.warn({ err: error }, 'widget sources changed but the widget cannot be rebuilt here');
-        return load();
-      }
-      throw new Error(`The web widget is not built and cannot be built here (${(error as Error).message}).`);
-    }
-    const started = Date.now();
-    await buildWidget({ outDir: WIDGET_DIR });
-    logger?.info({ dir: WIDGET_DIR, ms: Date.now() - started }, 'web widget built');
+  if (built > 0 && newestMtime(SOURCES) <= built) {
+    const files = load(WIDGET_DIR);
+    // A build running in another process right now may leave a loader naming files not written yet.
+    if (complete(files)) return files;
   }
-  return load();
+  let buildWidget: (options: { outDir?: string }) => Promise<unknown>;
+  try {
+    ({ buildWidget } = await import('@gatehouse/web/build'));
+  } catch (error) {
+    // Without esbuild (a production install) a stale build is still served; a missing one cannot be.
+    if (built > 0) {
+      logger?.warn({ err: error }, 'widget sources changed but the widget cannot be rebuilt here');
+      return load(WIDGET_DIR);
+    }
+    throw new Error(`The web widget is not built and cannot be built here (${(error as Error).message}).`);
+  }
+  const outDir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
+  try {
+    const started = Date.now();
+    await buildWidget({ outDir });
+    logger?.info(
+      { ms: Date.now() - started },
+      `web widget built (${WIDGET_DIR} is ${built ? 'stale' : 'missing'})`,
+    );
+    return load(outDir);
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
 }
 
-function load(): Map<string, Served> {
+function load(dir: string): Map<string, Served> {
   const files = new Map<string, Served>();
-  for (const name of readdirSync(WIDGET_DIR)) {
+  for (const name of readdirSync(dir)) {
     if (!FILE.test(name)) continue;
-    const body = readFileSync(join(WIDGET_DIR, name));
+    const body = readFileSync(join(dir, name));
     files.set(name, {
       body,
       etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
     });
   }
-  if (!files.has('gatehouse.js')) throw new Error(`${WIDGET_DIR} holds no gatehouse.js after the build.`);
+  if (!files.has('gatehouse.js')) throw new Error(`${dir} holds no gatehouse.js.`);
   return files;
+}
+
+/** Whether every hashed file the loader names is there. */
+function complete(files: Map<string, Served>): boolean {
+  const named =
+    files
+      .get('gatehouse.js')!
+      .body.toString('utf8')
+      .match(/gatehouse-(ui|pow)\.[\w-]+\.js/g) ?? [];
+  return named.length > 0 && named.every((name) => files.has(name));
 }
 
 /** The latest modification time of any file under these paths; 0 when none exists. */
