@@ -9,6 +9,7 @@ import { challengeRoutes } from './routes/challenge.ts';
 import { healthRoutes } from './routes/health.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { serverTokenRoutes } from './routes/server-tokens.ts';
+import { standbyRoutes } from './routes/standby.ts';
 import { validateRoutes } from './routes/validate.ts';
 import { widgetRoutes } from './routes/widget.ts';
 
@@ -21,6 +22,7 @@ export function createApp(deps: Deps): Koa {
   openapiRoutes(router);
   challengeRoutes(router, deps);
   validateRoutes(router, deps);
+  standbyRoutes(router, deps);
   serverTokenRoutes(router, deps);
   adminRoutes(router, deps);
   widgetRoutes(router, deps);

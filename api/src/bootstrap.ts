@@ -2,6 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '@gatehouse/core/db';
+import {
+  type ConsumptionStore,
+  MemoryConsumptionStore,
+  RedisConsumptionStore,
+} from '@gatehouse/core/offline-consumption';
+import { OfflineKeys } from '@gatehouse/core/tokens';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
@@ -21,7 +27,16 @@ export interface Runtime extends Deps {
 }
 
 /** Opens everything the API depends on, in order, and runs the migrations. */
-export async function bootstrap(config: Config, logger?: Logger): Promise<Runtime> {
+export interface BootstrapOptions {
+  /** Shared with standby roles running in the same process (`npm start`); else STANDBY_STORE_URL or memory. */
+  offlineStore?: ConsumptionStore;
+}
+
+export async function bootstrap(
+  config: Config,
+  logger?: Logger,
+  options: BootstrapOptions = {},
+): Promise<Runtime> {
   const log =
     logger ??
     pino({
@@ -37,12 +52,20 @@ export async function bootstrap(config: Config, logger?: Logger): Promise<Runtim
   const keys = await loadTokenKeys(database.db, config.tokenKey);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
   const issuanceLimiter = new IssuanceLimiter(redis);
+  const standbyRedis = config.standby.storeUrl
+    ? new Redis(config.standby.storeUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    : undefined;
+  const offlineStore =
+    options.offlineStore ??
+    (standbyRedis ? new RedisConsumptionStore(standbyRedis) : new MemoryConsumptionStore());
   return {
     config,
     database,
     db: database.db,
     keys,
     apps: new AppRepository(database.db),
+    offlineKeys: new OfflineKeys(keys.offlineKey()),
+    offlineStore,
     issuanceLimiter,
     risk: new RiskEngine(
       redis ? new RedisVelocity(redis) : new MemoryVelocity(),
@@ -58,6 +81,7 @@ export async function bootstrap(config: Config, logger?: Logger): Promise<Runtim
     async close() {
       await issuanceLimiter.close();
       redis?.disconnect();
+      standbyRedis?.disconnect();
       await database.close();
     },
   };

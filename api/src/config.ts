@@ -33,6 +33,10 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RISK_REPUTATION_FILE: z.string().optional(),
   PRIVACY_PASS_ISSUERS: z.string().optional(),
+  STANDBY_BYPASS_URLS: z.string().optional(),
+  STANDBY_FALLBACK_URLS: z.string().optional(),
+  STANDBY_STORE_URL: z.string().optional(),
+  STANDBY_SYNC_TOKEN: z.string().optional(),
   PRIVACY_PASS_ORIGIN: z.string().optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(256).max(1_048_576).default(16_384),
 });
@@ -54,6 +58,13 @@ export type Config = {
   /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
   reputationFile: string | undefined;
   /** Trusted Privacy Pass issuers (JSON [{name, public_key}]) and the origin names tokens must be for. */
+  /** Standby hosts published to clients, the shared store of offline tokens, the snapshot token. */
+  standby: {
+    bypassUrls: string[];
+    fallbackUrls: string[];
+    storeUrl: string | undefined;
+    syncToken: string | undefined;
+  };
   privacyPass: { issuers: { name: string; public_key: string }[]; origins: string[] };
 };
 
@@ -85,6 +96,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     reputationFile: e.RISK_REPUTATION_FILE || undefined,
+    standby: {
+      bypassUrls: urlList(e.STANDBY_BYPASS_URLS, 'STANDBY_BYPASS_URLS'),
+      fallbackUrls: urlList(e.STANDBY_FALLBACK_URLS, 'STANDBY_FALLBACK_URLS'),
+      storeUrl: e.STANDBY_STORE_URL || undefined,
+      syncToken: e.STANDBY_SYNC_TOKEN || undefined,
+    },
     privacyPass: {
       issuers: parseIssuers(e.PRIVACY_PASS_ISSUERS),
       origins: (e.PRIVACY_PASS_ORIGIN || e.HOST)
@@ -110,4 +127,17 @@ function parseIssuers(raw: string | undefined): { name: string; public_key: stri
     throw new Error('PRIVACY_PASS_ISSUERS must be a list of {"name", "public_key"} objects.');
   }
   return result.data;
+}
+
+function urlList(raw: string | undefined, name: string): string[] {
+  const urls = (raw ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+  for (const url of urls) {
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+      throw new Error(`${name}: "${url}" is not an http(s) URL.`);
+    }
+  }
+  return urls.map((u) => u.replace(/\/+$/, ''));
 }

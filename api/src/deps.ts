@@ -1,5 +1,6 @@
 import type { Database, DatabaseHandle } from '@gatehouse/core/db';
-import type { TokenKeys } from '@gatehouse/core/tokens';
+import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
+import type { OfflineKeys, TokenKeys } from '@gatehouse/core/tokens';
 import type { Logger } from 'pino';
 import type { AppRepository } from './apps/repository.ts';
 import type { Config } from './config.ts';
@@ -15,6 +16,9 @@ export interface Deps {
   db: Database;
   keys: TokenKeys;
   apps: AppRepository;
+  /** The standby's key and shared store: the main API validates `offline_` tokens after a recovery. */
+  offlineKeys: OfflineKeys;
+  offlineStore: ConsumptionStore;
   issuanceLimiter: IssuanceLimiter;
   risk: RiskEngine;
   /** Present when Privacy Pass issuers are configured. */

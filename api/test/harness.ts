@@ -1,15 +1,15 @@
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import postgres from 'postgres';
 import { createApp } from '../src/app.ts';
 import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { appSettings } from '../src/apps/settings.ts';
-import { bootstrap, type Runtime } from '../src/bootstrap.ts';
-import { loadConfig, type Config } from '../src/config.ts';
+import { type BootstrapOptions, bootstrap, type Runtime } from '../src/bootstrap.ts';
+import { type Config, loadConfig } from '../src/config.ts';
 
 /**
  * Test harness: a real API listening on an ephemeral port, on the database the vitest project names
@@ -66,19 +66,35 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop: () =
   };
 }
 
+/** A parsed JSON answer, loosely typed so tests can read it field by field. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read JSON answers field by field.
+export type Json = any;
+
 export interface TestApi {
   url: string;
   runtime: Runtime;
   config: Config;
   /** Creates an app through the repository; returns its key and the secret shown once. */
-  createApp(settings?: Partial<AppSettingsInput>): Promise<{ appKey: string; appSecret: string; appId: string }>;
+  createApp(
+    settings?: Partial<AppSettingsInput>,
+  ): Promise<{ appKey: string; appSecret: string; appId: string }>;
   /** fetch() against the API with JSON in and out. */
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  post(
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Json; headers: Headers }>;
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Starts a real API on an ephemeral port for one test file. */
-export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
+/** Starts a real API on an ephemeral port for one test file; silent unless given a logger. */
+export async function startTestApi(
+  env: Record<string, string> = {},
+  logger?: Logger,
+  options: BootstrapOptions = {},
+): Promise<TestApi> {
   let drop: (() => Promise<void>) | undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const dbEnv: Record<string, string> = {};
@@ -95,14 +111,27 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
     ...dbEnv,
     ...env,
   });
-  const runtime = await bootstrap(config, pino({ level: 'silent' }));
-  const server = createApp(runtime).listen(0, '127.0.0.1');
+  const runtime = await bootstrap(config, logger ?? pino({ level: 'silent' }), options);
+  const koa = createApp(runtime);
+  let server = koa.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  const stopListening = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
   return {
     url,
     runtime,
     config,
+    /** Stops answering (the port refuses connections) while the runtime and its database stay up. */
+    pause: stopListening,
+    /** Answers again on the same port. */
+    async resume() {
+      server = koa.listen(port, '127.0.0.1');
+      await new Promise((resolve) => server.once('listening', resolve));
+    },
     async createApp(settings = {}) {
       const { app, secret } = await runtime.apps.create(appSettings.parse({ name: 'test', ...settings }));
       return { appKey: app.appKey, appSecret: secret, appId: app.id };
@@ -121,8 +150,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
       return { status: res.status, body: parsed, headers: res.headers };
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      if (server.listening) await stopListening();
       await runtime.close();
       await drop?.();
     },

@@ -5,6 +5,7 @@ import {
   MAX_ATTEMPTS,
   type Verdict,
   verifyChallenge,
+  viewToJson,
 } from '@gatehouse/core/challenges';
 import {
   createPuzzle,
@@ -60,7 +61,7 @@ export async function makeImage(
   kind: ChallengeKind,
 ): Promise<{ kind: ChallengeKind; view: unknown; answer: ChallengeAnswer }> {
   const challenge = await generateChallenge(kind);
-  return { kind, view: toJson(challenge.view), answer: challenge.answer };
+  return { kind, view: viewToJson(challenge.view), answer: challenge.answer };
 }
 
 export function checkImage(kind: ChallengeKind, answer: unknown, submission: unknown): Verdict {
@@ -70,19 +71,4 @@ export function checkImage(kind: ChallengeKind, answer: unknown, submission: unk
 /** Wrong answers allowed: the image kind's bound, or a small fixed bound for proof-of-work only. */
 export function maxAttempts(challenge: Pick<SealedChallenge, 'img'>): number {
   return challenge.img ? MAX_ATTEMPTS[challenge.img.kind] : 3;
-}
-
-/** Encoded images become `{mime, width, height, src: "data:..."}` so the view is plain JSON the widget can use. */
-function toJson(value: unknown): unknown {
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  if (Array.isArray(value)) return value.map(toJson);
-  if (value && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    if (Buffer.isBuffer(record.data) && typeof record.mime === 'string') {
-      const { data, ...rest } = record;
-      return { ...rest, src: `data:${record.mime};base64,${(data as Buffer).toString('base64')}` };
-    }
-    return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, toJson(v)]));
-  }
-  return value;
 }

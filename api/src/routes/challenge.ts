@@ -1,7 +1,6 @@
 import { success } from '@gatehouse/core/errors';
-import { readBody } from '@gatehouse/core/http';
+import { openCors, readBody } from '@gatehouse/core/http';
 import type Router from '@koa/router';
-import type { Middleware } from 'koa';
 import { initBody, initChallenge } from '../challenges/init.ts';
 import { submitBody, submitChallenge } from '../challenges/submit.ts';
 import type { Deps } from '../deps.ts';
@@ -35,12 +34,3 @@ export function challengeRoutes(router: Router, deps: Deps): void {
     ctx.body = success(await submitChallenge(deps, readBody(ctx, submitBody)));
   });
 }
-
-const openCors: Middleware = async function openCors(ctx, next) {
-  ctx.set('Access-Control-Allow-Origin', '*');
-  ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
-  ctx.set('Access-Control-Allow-Headers', 'Content-Type');
-  ctx.set('Access-Control-Max-Age', '600');
-  ctx.set('Vary', 'Origin');
-  await next();
-};

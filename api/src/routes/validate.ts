@@ -2,6 +2,7 @@ import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
 import { readBody } from '@gatehouse/core/http';
 import { isIp } from '@gatehouse/core/ip';
+import { validateOfflineToken } from '@gatehouse/core/offline-validation';
 import { MAX_TOKEN_LENGTH, tokenKind } from '@gatehouse/core/tokens';
 import type Router from '@koa/router';
 import { z } from 'zod';
@@ -39,6 +40,16 @@ export function validateRoutes(router: Router, deps: Deps): void {
       });
     } else if (kind === 'degraded') {
       data = validateDegradedToken(deps.keys, app, body.pass_token);
+    } else if (kind === 'offline') {
+      // Minted by the standby during an outage: honour the consumption its hosts recorded.
+      data = await validateOfflineToken(deps.offlineKeys, deps.offlineStore, app, body.pass_token, {
+        clientIp: body.client_ip,
+        idempotencyKey: body.idempotency_key,
+      }).catch((error: unknown) => {
+        if (error instanceof GatehouseError) throw error;
+        deps.logger.error({ err: error }, 'standby store unreachable: offline token refused');
+        throw new GatehouseError('service_unavailable', 'Offline tokens cannot be checked right now.');
+      });
     } else {
       throw new GatehouseError('token_not_found');
     }

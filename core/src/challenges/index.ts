@@ -12,6 +12,7 @@ import type { ChallengeKind, ImageFormat, Verdict } from './types.ts';
 
 export type { Detail } from './backgrounds.ts';
 export * from './click.ts';
+export { viewToJson } from './json.ts';
 export { cryptoRandom, type Random, seededRandom } from './random.ts';
 export * from './select.ts';
 export { COLOUR_NAMES, type ColourName, SHAPES, type Shape } from './shapes.ts';

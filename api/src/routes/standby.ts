@@ -1,0 +1,61 @@
+import { constantTimeEqual } from '@gatehouse/core/crypto';
+import { GatehouseError, success } from '@gatehouse/core/errors';
+import type Router from '@koa/router';
+import type { Deps } from '../deps.ts';
+
+/** What a standby host needs to serve alone: every app's credentials and settings, and the offline key. */
+export interface StandbySnapshot {
+  generated_at: string;
+  offline_key: string;
+  apps: {
+    id: string;
+    app_key: string;
+    secret_hash: string;
+    previous_secret_hash: string | null;
+    previous_secret_expires_at: string | null;
+    disabled: boolean;
+    test_mode: boolean;
+    client_ip_policy: string;
+    allowed_domains: string[];
+  }[];
+}
+
+/**
+ * Standby support on the main API: public discovery of the standby hosts (SDKs and the widget learn them
+ * here, integrations never configure them), and the snapshot the standby refreshes while the main API is up.
+ */
+export function standbyRoutes(router: Router, deps: Deps): void {
+  router.get('/v1/standby', function standbyHosts(ctx) {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = success({
+      bypass: deps.config.standby.bypassUrls,
+      fallback: deps.config.standby.fallbackUrls,
+    });
+  });
+
+  router.get('/internal/v1/standby/snapshot', async function snapshot(ctx) {
+    const header = ctx.get('Authorization');
+    const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
+    if (!presented || !constantTimeEqual(presented, deps.config.standby.syncToken ?? deps.adminToken)) {
+      throw new GatehouseError('unauthorized', 'Missing or invalid standby sync token.');
+    }
+    const apps = await deps.apps.list();
+    const body: StandbySnapshot = {
+      generated_at: new Date().toISOString(),
+      offline_key: deps.keys.offlineKey().toString('base64'),
+      apps: apps.map((app) => ({
+        id: app.id,
+        app_key: app.appKey,
+        secret_hash: app.secretHash,
+        previous_secret_hash: app.previousSecretHash,
+        previous_secret_expires_at: app.previousSecretExpiresAt?.toISOString() ?? null,
+        disabled: app.disabledAt !== null,
+        test_mode: app.testMode,
+        client_ip_policy: app.clientIpPolicy,
+        allowed_domains: app.allowedDomains,
+      })),
+    };
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = success(body);
+  });
+}

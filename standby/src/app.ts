@@ -1,0 +1,177 @@
+import { constantTimeEqual } from '@gatehouse/core/crypto';
+import { envelope, GatehouseError, success } from '@gatehouse/core/errors';
+import { errorEnvelope, openCors, readBody, requestContext } from '@gatehouse/core/http';
+import { isIp } from '@gatehouse/core/ip';
+import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
+import { validateOfflineToken } from '@gatehouse/core/offline-validation';
+import { MAX_TOKEN_LENGTH, OfflineKeys, tokenKind } from '@gatehouse/core/tokens';
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { authenticate, findApp, requireSnapshot } from './apps.ts';
+import type { MainHealth, Mode } from './main-health.ts';
+import { startOfflineChallenge, submitOfflineChallenge } from './offline-challenges.ts';
+import type { SnapshotKeeper } from './snapshot.ts';
+
+export interface StandbyDeps {
+  health: MainHealth;
+  snapshots: SnapshotKeeper;
+  store: ConsumptionStore;
+  logger: Logger;
+  /** Bearer token for the operator's mode override. */
+  controlToken: () => string;
+}
+
+const action = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'action must be 1 to 64 characters of letters, digits, _ . : or -');
+const initBody = z.object({
+  app_key: z.string().min(1).max(128),
+  action,
+  platform: z
+    .string()
+    .regex(/^[a-z0-9_-]{1,32}$/)
+    .default('web'),
+  referer: z.string().max(2048).optional(),
+});
+const submitBody = z.object({
+  app_key: z.string().min(1).max(128),
+  challenge_id: z.string().min(1).max(64),
+  challenge: z.string().min(1).max(4096),
+  pow: z.unknown().optional(),
+  answer: z.unknown().optional(),
+});
+const validateBody = z.object({
+  pass_token: z.string().min(1).max(MAX_TOKEN_LENGTH),
+  client_ip: z.string().refine(isIp, 'must be an IPv4 or IPv6 address').optional(),
+  idempotency_key: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,128}$/)
+    .optional(),
+});
+
+/**
+ * One standby role as a Koa app: `bypass` (end-user side: offline verification, `offline_` tokens) or
+ * `fallback` (server side: POST /api/validate). Public endpoints answer `service_online` while the main
+ * API is up; health, status and the operator's mode switch always answer.
+ */
+export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps): Koa {
+  const app = new Koa({ proxy: false });
+  const router = new Router();
+  const offlineKeys = () =>
+    new OfflineKeys(Buffer.from(requireSnapshot(deps.snapshots).offline_key, 'base64'));
+
+  router.get('/healthz', function healthz(ctx) {
+    ctx.body = { status: 'ok', role };
+  });
+  router.get('/readyz', async function readyz(ctx) {
+    requireSnapshot(deps.snapshots);
+    await deps.store.ping().catch(() => {
+      throw new GatehouseError('service_unavailable', 'The standby shared store is unreachable.');
+    });
+    ctx.body = { status: 'ready', role };
+  });
+  router.get('/status', function status(ctx) {
+    ctx.body = { role, ...deps.health.status(), snapshot: deps.snapshots.status() };
+  });
+  router.post('/internal/v1/mode', async function setMode(ctx) {
+    const header = ctx.get('Authorization');
+    const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
+    if (!presented || !constantTimeEqual(presented, deps.controlToken()))
+      throw new GatehouseError('unauthorized');
+    const { mode } = readBody(ctx, z.object({ mode: z.enum(['auto', 'serve', 'online']) }));
+    deps.health.setMode(mode as Mode);
+    deps.logger.info({ mode }, 'standby mode set by the operator');
+    ctx.body = success(deps.health.status());
+  });
+
+  const online = serviceOnline(deps.health);
+  if (role === 'bypass') {
+    router.options('/v1/challenge/:step', openCors, function preflight(ctx) {
+      ctx.status = 204;
+    });
+    router.post('/v1/challenge/init', openCors, online, async function init(ctx) {
+      const body = readBody(ctx, initBody);
+      const found = findApp(deps.snapshots, body.app_key);
+      const referer = body.platform === 'web' ? (body.referer ?? (ctx.get('Referer') || null)) : null;
+      ctx.body = success(
+        await startOfflineChallenge(offlineKeys(), found, {
+          action: body.action,
+          ip: ctx.ip,
+          platform: body.platform,
+          referer,
+        }),
+      );
+    });
+    router.post('/v1/challenge/submit', openCors, online, async function submit(ctx) {
+      const body = readBody(ctx, submitBody);
+      const found = findApp(deps.snapshots, body.app_key);
+      ctx.body = success(
+        await storeGuard(() => submitOfflineChallenge(offlineKeys(), deps.store, found, body)),
+      );
+    });
+  } else {
+    router.post('/api/validate', online, async function validate(ctx) {
+      const body = readBody(ctx, validateBody);
+      const found = authenticate(deps.snapshots, ctx.get('X-App-Key'), ctx.get('X-App-Secret'));
+      // pt_ and dg_ tokens live in the main database: only the main API can answer for them.
+      if (tokenKind(body.pass_token) !== 'offline') throw new GatehouseError('token_not_found');
+      ctx.body = success(
+        await storeGuard(() =>
+          validateOfflineToken(
+            offlineKeys(),
+            deps.store,
+            { id: found.id, clientIpPolicy: found.client_ip_policy },
+            body.pass_token,
+            {
+              clientIp: body.client_ip,
+              idempotencyKey: body.idempotency_key,
+            },
+          ),
+        ),
+      );
+    });
+  }
+
+  app.use(requestContext(deps.logger));
+  app.use(errorEnvelope(deps.logger));
+  app.use(async function notFound(ctx, next) {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
+  });
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: 16_384, jsonStrict: true }));
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({ throw: true, methodNotAllowed: () => new GatehouseError('method_not_allowed') }),
+  );
+  app.silent = true;
+  return app;
+
+  /** The shared store failing means single use cannot be guaranteed: fail closed, say so. */
+  async function storeGuard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof GatehouseError) throw error;
+      deps.logger.error({ err: error }, 'standby shared store failed');
+      throw new GatehouseError(
+        'service_unavailable',
+        'The standby shared store is unreachable: try again shortly.',
+      );
+    }
+  }
+}
+
+/** Spec: while the main API is up, the standby answers HTTP 503 `service_online`; retrying does not help. */
+function serviceOnline(health: MainHealth): Middleware {
+  return async function serviceOnline(ctx, next) {
+    if (!health.serving) {
+      ctx.status = 503;
+      ctx.body = envelope('service_online');
+      return;
+    }
+    await next();
+  };
+}

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+/** The standby's environment, parsed once; `.env.example` at the root lists every key. */
+const schema = z.object({
+  STANDBY_ROLE: z.enum(['bypass', 'fallback', 'both']).default('both'),
+  STANDBY_HOST: z.string().default('127.0.0.1'),
+  STANDBY_BYPASS_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  STANDBY_FALLBACK_PORT: z.coerce.number().int().min(0).max(65535).default(8082),
+  MAIN_API_URL: z.url().default('http://127.0.0.1:8080'),
+  STANDBY_DATA_DIR: z.string().default('.gatehouse-data/standby'),
+  STANDBY_STORE_URL: z.string().optional(),
+  STANDBY_SYNC_TOKEN: z.string().optional(),
+  STANDBY_PROBE_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  STANDBY_PROBE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(800),
+  STANDBY_FAIL_AFTER: z.coerce.number().int().min(1).max(100).default(3),
+  STANDBY_RECOVER_AFTER: z.coerce.number().int().min(1).max(100).default(3),
+  STANDBY_SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type StandbyConfig = {
+  role: 'bypass' | 'fallback' | 'both';
+  host: string;
+  bypassPort: number;
+  fallbackPort: number;
+  mainApiUrl: string;
+  dataDir: string;
+  storeUrl: string | undefined;
+  /** Token for the main API's snapshot endpoint and for the operator's mode override; unset: the local admin token. */
+  syncToken: string | undefined;
+  probe: { intervalMs: number; timeoutMs: number; failAfter: number; recoverAfter: number };
+  snapshotIntervalMs: number;
+  logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+};
+
+export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): StandbyConfig {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid standby configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = result.data;
+  return {
+    role: e.STANDBY_ROLE,
+    host: e.STANDBY_HOST,
+    bypassPort: e.STANDBY_BYPASS_PORT,
+    fallbackPort: e.STANDBY_FALLBACK_PORT,
+    mainApiUrl: e.MAIN_API_URL.replace(/\/+$/, ''),
+    dataDir: e.STANDBY_DATA_DIR,
+    storeUrl: e.STANDBY_STORE_URL || undefined,
+    syncToken: e.STANDBY_SYNC_TOKEN || undefined,
+    probe: {
+      intervalMs: e.STANDBY_PROBE_INTERVAL_MS,
+      timeoutMs: e.STANDBY_PROBE_TIMEOUT_MS,
+      failAfter: e.STANDBY_FAIL_AFTER,
+      recoverAfter: e.STANDBY_RECOVER_AFTER,
+    },
+    snapshotIntervalMs: e.STANDBY_SNAPSHOT_INTERVAL_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,137 @@
+import {
+  generateStandbyChallenge,
+  MAX_ATTEMPTS,
+  verifyChallenge,
+  viewToJson,
+} from '@gatehouse/core/challenges';
+import { randomId } from '@gatehouse/core/crypto';
+import { GatehouseError } from '@gatehouse/core/errors';
+import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
+import {
+  createPuzzle,
+  difficultyForScore,
+  nativeHasher,
+  type PowParams,
+  parsePuzzle,
+  verifySolution,
+} from '@gatehouse/core/pow';
+import { openJson, sealJson } from '@gatehouse/core/sealed';
+import { OFFLINE_TOKEN_TTL_SECONDS, type OfflineKeys } from '@gatehouse/core/tokens';
+import { z } from 'zod';
+import type { SnapshotApp } from './snapshot.ts';
+
+/**
+ * Offline verification on the `bypass.` hosts: a real check, not a rubber stamp. Every user solves a
+ * proof-of-work and a simple slide challenge drawn locally (test-mode apps: a one-hash puzzle only). The
+ * challenge is sealed with a key derived from the offline key, attempts and the single solve are recorded
+ * in the shared store, and a solve yields a signed, short-lived `offline_` token bound to app and action.
+ */
+const CHALLENGE_TTL_SECONDS = 120;
+/** The standby has no risk history: every request pays the work of a moderately risky one. */
+const STANDBY_SCORE = 40;
+const TEST_MODE_POW: PowParams = {
+  algorithm: 'argon2id',
+  memoryKiB: 8,
+  iterations: 1,
+  parallelism: 1,
+  count: 1,
+  target: 2 ** 32,
+};
+const hasher = nativeHasher();
+
+const sealed = z.object({
+  id: z.string(),
+  app: z.string(),
+  act: z.string(),
+  ip: z.string(),
+  plat: z.string(),
+  ref: z.string().nullable(),
+  exp: z.number().int(),
+  pow: z.unknown(),
+  img: z.unknown().optional(),
+});
+
+export async function startOfflineChallenge(
+  keys: OfflineKeys,
+  app: SnapshotApp,
+  input: { action: string; ip: string; platform: string; referer: string | null },
+) {
+  const id = `ch_${randomId(12)}`;
+  const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
+  const puzzle = createPuzzle(app.test_mode ? TEST_MODE_POW : difficultyForScore(STANDBY_SCORE));
+  const image = app.test_mode ? undefined : await generateStandbyChallenge();
+  const challenge = sealJson(
+    keys.challenge,
+    {
+      id,
+      app: app.id,
+      act: input.action,
+      ip: input.ip,
+      plat: input.platform,
+      ref: input.referer,
+      exp,
+      pow: puzzle,
+      img: image?.answer,
+    },
+    app.id,
+  );
+  return {
+    mode: 'challenge' as const,
+    offline: true,
+    challenge_id: id,
+    challenge,
+    tier: app.test_mode ? ('invisible' as const) : ('hard' as const),
+    expires_in: CHALLENGE_TTL_SECONDS,
+    pow: puzzle,
+    ...(image ? { image: { kind: 'slide', view: viewToJson(image.view) } } : {}),
+  };
+}
+
+/**
+ * Checks a submission: 1. open the sealed challenge, 2. expiry, 3. count the attempt in the shared store,
+ * 4. proof-of-work and slide, 5. mark the challenge solved once, 6. mint the `offline_` token.
+ */
+export async function submitOfflineChallenge(
+  keys: OfflineKeys,
+  store: ConsumptionStore,
+  app: SnapshotApp,
+  body: { challenge_id: string; challenge: string; pow?: unknown; answer?: unknown },
+) {
+  const parsed = sealed.safeParse(openJson(keys.challenge, body.challenge, app.id));
+  if (!parsed.success || parsed.data.id !== body.challenge_id || parsed.data.app !== app.id) {
+    throw new GatehouseError('challenge_not_found');
+  }
+  const c = parsed.data;
+  if (c.exp * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
+  const limit = c.img ? MAX_ATTEMPTS.slide : 3;
+  const attempt = await store.countAttempt(`challenge:${c.id}`, CHALLENGE_TTL_SECONDS * 2);
+  if (attempt > limit)
+    throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
+
+  const puzzle = parsePuzzle(c.pow);
+  const powOk = puzzle !== null && (await verifySolution(puzzle.puzzle, body.pow, hasher ? { hasher } : {}));
+  const imageOk = c.img === undefined || verifyChallenge('slide', c.img as never, body.answer).ok;
+  if (!powOk || !imageOk) {
+    const left = limit - attempt;
+    throw new GatehouseError(
+      'invalid_answer',
+      `Invalid answer: ${left} attempt${left === 1 ? '' : 's'} left.`,
+    );
+  }
+  if ((await store.consumeOnce(`challenge:${c.id}`, CHALLENGE_TTL_SECONDS * 2)) !== 'consumed') {
+    throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
+  }
+  const iat = Math.floor(Date.now() / 1000);
+  const token = keys.seal({
+    id: c.id,
+    app: app.id,
+    act: c.act,
+    iat,
+    exp: iat + OFFLINE_TOKEN_TTL_SECONDS,
+    ip: c.ip,
+    plat: c.plat,
+    ref: c.ref,
+    score: STANDBY_SCORE,
+  });
+  return { pass_token: token, challenge_id: c.id, expires_in: OFFLINE_TOKEN_TTL_SECONDS };
+}

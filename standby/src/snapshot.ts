@@ -1,0 +1,93 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+
+/** The snapshot the main API serves at /internal/v1/standby/snapshot (api/src/routes/standby.ts). */
+export const snapshotSchema = z.object({
+  generated_at: z.string(),
+  offline_key: z.string().min(40),
+  apps: z.array(
+    z.object({
+      id: z.string(),
+      app_key: z.string(),
+      secret_hash: z.string(),
+      previous_secret_hash: z.string().nullable(),
+      previous_secret_expires_at: z.string().nullable(),
+      disabled: z.boolean(),
+      test_mode: z.boolean(),
+      client_ip_policy: z.string(),
+      allowed_domains: z.array(z.string()),
+    }),
+  ),
+});
+export type Snapshot = z.infer<typeof snapshotSchema>;
+export type SnapshotApp = Snapshot['apps'][number];
+
+/**
+ * Keeps the local copy of what the standby needs to serve alone: loaded from disk at start (so a standby
+ * restarted during an outage still serves), refreshed from the main API while it is up, written
+ * atomically (temp file + rename, mode 0600: it holds secret hashes and the offline key).
+ */
+export class SnapshotKeeper {
+  readonly #file: string;
+  readonly #url: string;
+  readonly #token: () => string;
+  #snapshot: Snapshot | null = null;
+  #byKey = new Map<string, SnapshotApp>();
+  #refreshedAt: Date | null = null;
+
+  constructor(file: string, mainApiUrl: string, token: () => string) {
+    this.#file = file;
+    this.#url = `${mainApiUrl}/internal/v1/standby/snapshot`;
+    this.#token = token;
+  }
+
+  get snapshot(): Snapshot | null {
+    return this.#snapshot;
+  }
+
+  app(appKey: string): SnapshotApp | undefined {
+    return this.#byKey.get(appKey);
+  }
+
+  status() {
+    return {
+      loaded: this.#snapshot !== null,
+      generated_at: this.#snapshot?.generated_at ?? null,
+      refreshed_at: this.#refreshedAt?.toISOString() ?? null,
+      apps: this.#snapshot?.apps.length ?? 0,
+    };
+  }
+
+  /** Loads the file written by an earlier refresh; a missing or unreadable file leaves the standby without one. */
+  loadFromDisk(): boolean {
+    try {
+      this.#use(snapshotSchema.parse(JSON.parse(readFileSync(this.#file, 'utf8'))));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Fetches a fresh snapshot from the main API and persists it; throws when the main API cannot give one. */
+  async refresh(timeoutMs = 5000): Promise<void> {
+    const res = await fetch(this.#url, {
+      headers: { Authorization: `Bearer ${this.#token()}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (!res.ok) throw new Error(`snapshot refresh: the main API answered HTTP ${res.status}`);
+    const body = (await res.json()) as { data?: unknown };
+    const snapshot = snapshotSchema.parse(body.data);
+    mkdirSync(dirname(this.#file), { recursive: true });
+    const temp = `${this.#file}.${process.pid}.tmp`;
+    writeFileSync(temp, JSON.stringify(snapshot), { mode: 0o600 });
+    renameSync(temp, this.#file);
+    this.#use(snapshot);
+    this.#refreshedAt = new Date();
+  }
+
+  #use(snapshot: Snapshot) {
+    this.#snapshot = snapshot;
+    this.#byKey = new Map(snapshot.apps.map((a) => [a.app_key, a]));
+  }
+}

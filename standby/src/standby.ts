@@ -1,0 +1,98 @@
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import {
+  type ConsumptionStore,
+  MemoryConsumptionStore,
+  RedisConsumptionStore,
+} from '@gatehouse/core/offline-consumption';
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { createStandbyApp } from './app.ts';
+import type { StandbyConfig } from './config.ts';
+import { MainHealth } from './main-health.ts';
+import { SnapshotKeeper } from './snapshot.ts';
+
+export interface RunningStandby {
+  /** URLs by role, e.g. `{ bypass: 'http://127.0.0.1:8081' }`. */
+  urls: Partial<Record<'bypass' | 'fallback', string>>;
+  health: MainHealth;
+  snapshots: SnapshotKeeper;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the standby's roles: probes of the main API, the snapshot (from disk, then refreshed while the
+ * main API is up), the shared store, and one listener per role. `options.store` lets `npm start` share
+ * an in-memory store with the main API in the same process.
+ */
+export async function startStandby(
+  config: StandbyConfig,
+  options: { store?: ConsumptionStore; logger?: Logger; adminTokenFile?: string } = {},
+): Promise<RunningStandby> {
+  const logger = options.logger ?? pino({ level: config.logLevel }).child({ service: 'standby' });
+  const redis = config.storeUrl
+    ? new Redis(config.storeUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    : undefined;
+  const store = options.store ?? (redis ? new RedisConsumptionStore(redis) : new MemoryConsumptionStore());
+  if (!options.store && !redis) {
+    logger.warn('STANDBY_STORE_URL is not set: offline tokens are single-use within this process only');
+  }
+  const tokenFile = options.adminTokenFile ?? join(config.dataDir, '..', 'admin-token');
+  const syncToken = () =>
+    config.syncToken ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
+
+  const health = new MainHealth(config.mainApiUrl, config.probe);
+  const snapshots = new SnapshotKeeper(join(config.dataDir, 'snapshot.json'), config.mainApiUrl, syncToken);
+  if (snapshots.loadFromDisk()) logger.info(snapshots.status(), 'snapshot loaded from disk');
+  const refresh = () =>
+    snapshots.refresh().catch((err: Error) => logger.warn({ err: err.message }, 'snapshot refresh failed'));
+  health.on('change', (state) => {
+    logger.warn(
+      { main: state },
+      state === 'down' ? 'main API down: standby serving' : 'main API back: standby online',
+    );
+    if (state === 'up') void refresh();
+  });
+  await refresh();
+  const refresher = setInterval(() => {
+    if (!health.serving) void refresh();
+  }, config.snapshotIntervalMs);
+  refresher.unref();
+  health.start();
+
+  const roles = config.role === 'both' ? (['bypass', 'fallback'] as const) : ([config.role] as const);
+  const servers: Server[] = [];
+  const urls: RunningStandby['urls'] = {};
+  for (const role of roles) {
+    const app = createStandbyApp(role, {
+      health,
+      snapshots,
+      store,
+      logger: logger.child({ role }),
+      controlToken: syncToken,
+    });
+    const server = app.listen(role === 'bypass' ? config.bypassPort : config.fallbackPort, config.host);
+    await once(server, 'listening');
+    urls[role] = `http://${config.host}:${(server.address() as AddressInfo).port}`;
+    servers.push(server);
+  }
+  return {
+    urls,
+    health,
+    snapshots,
+    async close() {
+      health.stop();
+      clearInterval(refresher);
+      await Promise.all(
+        servers.map((s) => {
+          s.closeAllConnections();
+          return new Promise((resolve) => s.close(resolve));
+        }),
+      );
+      redis?.disconnect();
+    },
+  };
+}
