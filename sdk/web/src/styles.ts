@@ -5,7 +5,7 @@
  */
 const DARK =
   '--bg:var(--gatehouse-bg,#1c2128);--fg:var(--gatehouse-fg,#e6edf3);--mu:var(--gatehouse-muted,#a3adb8);--bd:var(--gatehouse-border,#7d8590);--ac:var(--gatehouse-accent,#6cb6ff);--on:var(--gatehouse-on-accent,#0d1117);--er:var(--gatehouse-error,#ff8e88);--ok:var(--gatehouse-success,#56d364);--sf:var(--gatehouse-surface,#262c36);color-scheme:dark';
-export const THEME_CSS = `:host{--bg:var(--gatehouse-bg,#fff);--fg:var(--gatehouse-fg,#1f2328);--mu:var(--gatehouse-muted,#57606a);--bd:var(--gatehouse-border,#6e7781);--ac:var(--gatehouse-accent,#0a58ca);--on:var(--gatehouse-on-accent,#fff);--er:var(--gatehouse-error,#b42318);--ok:var(--gatehouse-success,#1a7f37);--sf:var(--gatehouse-surface,#f6f8fa);--r:var(--gatehouse-radius,8px);color-scheme:light;font:14px/1.4 var(--gatehouse-font,system-ui,-apple-system,"Segoe UI",Roboto,sans-serif);color:var(--fg)}
+export const THEME_CSS = `:host{--bg:var(--gatehouse-bg,#ffffff);--fg:var(--gatehouse-fg,#1f2328);--mu:var(--gatehouse-muted,#57606a);--bd:var(--gatehouse-border,#6e7781);--ac:var(--gatehouse-accent,#0a58ca);--on:var(--gatehouse-on-accent,#ffffff);--er:var(--gatehouse-error,#b42318);--ok:var(--gatehouse-success,#1a7f37);--sf:var(--gatehouse-surface,#f6f8fa);--r:var(--gatehouse-radius,8px);color-scheme:light;font:14px/1.4 var(--gatehouse-font,system-ui,-apple-system,"Segoe UI",Roboto,sans-serif);color:var(--fg)}
 :host([data-theme=dark]){${DARK}}
 @media (prefers-color-scheme:dark){:host([data-theme=auto]){${DARK}}}
 *{box-sizing:border-box}

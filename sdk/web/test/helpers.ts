@@ -14,6 +14,8 @@ export interface PageRenderOptions {
   appKey: string;
   action?: string;
   mode?: 'invisible' | 'popup' | 'embedded' | 'button';
+  /** Button mode: a CSS selector. */
+  button?: string;
   apiServer?: string;
   theme?: 'light' | 'dark' | 'auto';
   lang?: string;
@@ -91,6 +93,36 @@ async function settledBox(handle: Locator) {
   throw new Error('the element never stopped moving');
 }
 
+/** How a drag reaches the page: the mouse, or a finger through CDP touch events. */
+export interface Pointer {
+  down(x: number, y: number): Promise<void>;
+  move(x: number, y: number): Promise<void>;
+  up(x: number, y: number): Promise<void>;
+}
+
+export const mouse = (page: Page): Pointer => ({
+  async down(x, y) {
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+  },
+  move: (x, y) => page.mouse.move(x, y),
+  up: () => page.mouse.up(),
+});
+
+/** A finger on a touch screen (the context needs `hasTouch`): Chromium turns these into touch pointer events. */
+export async function finger(page: Page): Promise<Pointer> {
+  const cdp = await page.context().newCDPSession(page);
+  const send = (type: 'touchStart' | 'touchMove' | 'touchEnd', x: number, y: number) =>
+    cdp
+      .send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [{ x, y }] })
+      .then(() => {});
+  return {
+    down: (x, y) => send('touchStart', x, y),
+    move: (x, y) => send('touchMove', x, y),
+    up: (x, y) => send('touchEnd', x, y),
+  };
+}
+
 /**
  * Drags the slide handle by `dx` background px like a hand: replays a minimum-jerk trajectory with
  * overshoot, correction, tremor and vertical drift (core's test-trajectories), in real time.
@@ -101,22 +133,24 @@ export async function dragLikeAHuman(
   dx: number,
   scale: number,
   seed = 7,
+  pointer: Pointer = mouse(page),
 ): Promise<void> {
   const box = await settledBox(handle);
   const x0 = box.x + box.width / 2;
   const y0 = box.y + box.height / 2;
-  await page.mouse.move(x0, y0);
+  await pointer.down(x0, y0);
   await sleep(120);
-  await page.mouse.down();
   const points = humanDrag(seededRandom(seed), dx, { durationMs: 1400, overshootPx: 7 });
   const started = Date.now();
+  let last = { x: x0, y: y0 };
   for (const p of points) {
     const wait = p.t - (Date.now() - started);
     if (wait > 0) await sleep(wait);
-    await page.mouse.move(x0 + p.x * scale, y0 + p.y * scale);
+    last = { x: x0 + p.x * scale, y: y0 + p.y * scale };
+    await pointer.move(last.x, last.y);
   }
   await sleep(80);
-  await page.mouse.up();
+  await pointer.up(last.x, last.y);
 }
 
 /** A robot's drag: straight to the target in one move, no time taken. */

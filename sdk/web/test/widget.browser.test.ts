@@ -12,6 +12,7 @@ import {
   dragInstantly,
   dragLikeAHuman,
   events,
+  finger,
   focusedClass,
   outcome,
   type PageRenderOptions,
@@ -73,8 +74,8 @@ describe.runIf(run)('web widget in Chromium', () => {
     'X-App-Secret': a.appSecret,
   });
 
-  async function open(path: string, html: string): Promise<Page> {
-    context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
+  async function open(path: string, html: string, hasTouch = false): Promise<Page> {
+    context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB', hasTouch });
     const page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(String(e)));
     await page.goto(site.page(path, html));
@@ -156,6 +157,21 @@ describe.runIf(run)('web widget in Chromium', () => {
     expect(await page.locator('input[name="gatehouse-token"]').inputValue()).toBe(
       (result as { token: string }).token,
     );
+    // Screen readers hear the outcome from the box's live region.
+    expect(await page.locator('.sr[role="status"]').textContent()).toBe('Verified');
+  }, 90_000);
+
+  it('slide by touch: a finger drag on a touch screen passes', async () => {
+    const a = await app({ risk_policy: imageOnly('slide') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded' }, async () => {}, true);
+    const { handle, scale } = await slideHandle(page);
+    const submitted = page.waitForRequest((r) => r.url().endsWith('/v1/challenge/submit'));
+    const target = sealedAnswer<{ x: number }>(a.appId, init).x;
+    await dragLikeAHuman(page, handle, target, scale, 5, await finger(page));
+    expect((await submitted).postDataJSON().answer.input).toBe('touch');
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
   }, 90_000);
 
   it('slide: an instant straight-line drag fails with invalid_answer, and the user can try again', async () => {
@@ -241,6 +257,41 @@ describe.runIf(run)('web widget in Chromium', () => {
     expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
     await expectValid((result as { token: string }).token, a);
   }, 90_000);
+
+  it("button mode: clicking the form's button verifies first, then submits the form with the token", async () => {
+    const a = await app({ test_mode: true });
+    const { page } = await widgetPage({ appKey: a.appKey, mode: 'button', button: '#go' }, (p) =>
+      p.click('#go'),
+    );
+    await page.locator('#posted').waitFor({ timeout: 60_000 });
+    const posted = JSON.parse((await page.locator('#posted').textContent()) ?? '{}');
+    expect(posted.user).toBe('alice');
+    expect(posted['gatehouse-token']).toMatch(/^pt_/);
+    await expectValid(posted['gatehouse-token'], a);
+  }, 90_000);
+
+  it('hard tier: the proof-of-work runs while the user solves the image, and both go in one submission', async () => {
+    const a = await app({
+      risk_policy: { invisible_below: 0, image_below: 0, high: 'hard', image_kinds: ['select'] },
+    });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'popup' }, (p) =>
+      p.locator('.check').click(),
+    );
+    expect(init.tier).toBe('hard');
+    expect(init.pow).toBeDefined();
+    const tiles = page.locator('.tile');
+    await tiles.first().waitFor({ state: 'visible' });
+    for (const i of sealedAnswer<{ indices: number[] }>(a.appId, init).indices) await tiles.nth(i).click();
+    const submitted = page.waitForRequest((r) => r.url().endsWith('/v1/challenge/submit'), {
+      timeout: 170_000,
+    });
+    await page.getByRole('button', { name: 'Verify' }).click();
+    const body = (await submitted).postDataJSON();
+    expect(body.pow.nonces).toHaveLength(init.pow.count);
+    const result = await outcome(page, 170_000);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+  }, 180_000);
 
   it('Escape closes the popup, calls onClose (not onError) and gives focus back', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });

@@ -10,6 +10,7 @@ dialog::backdrop{background:rgb(0 0 0/.5)}
 .x:hover,.ghost:hover{background:var(--sf)}
 .stage{position:relative;width:100%;overflow:hidden;border-radius:6px;user-select:none;-webkit-user-select:none;background:var(--sf)}
 .stage>img{display:block;width:100%;height:100%;pointer-events:none}
+.stage>.piece{height:auto;pointer-events:auto}
 .piece{position:absolute;left:0;cursor:grab;touch-action:none;filter:drop-shadow(0 2px 3px rgb(0 0 0/.5))}
 .track{position:relative;height:44px;margin-top:10px;border:1px solid var(--bd);border-radius:22px;background:var(--sf)}
 .fill{position:absolute;left:0;top:0;bottom:0;border-radius:22px;background:color-mix(in srgb,var(--ac) 25%,transparent)}
