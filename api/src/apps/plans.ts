@@ -31,7 +31,7 @@ export function effectivePlan(
   app: Pick<App, 'plan' | 'monthlyQuota' | 'overageAllowed' | 'subscriptionExpiresAt'>,
   now = new Date(),
 ): EffectivePlan {
-  const named = (app.plan in PLANS ? app.plan : 'free') as PlanName;
+  const named = (Object.hasOwn(PLANS, app.plan) ? app.plan : 'free') as PlanName;
   const lapsed = named !== 'free' && app.subscriptionExpiresAt !== null && app.subscriptionExpiresAt <= now;
   if (lapsed) return { name: 'free', lapsed: true, ...PLANS.free };
   const base = PLANS[named];

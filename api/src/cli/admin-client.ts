@@ -1,0 +1,133 @@
+import type { AppsBackend, AppView, AppWithSecret } from './backend.ts';
+import { CommandError } from './errors.ts';
+import type { Target } from './target.ts';
+
+const TIMEOUT_MS = 30_000;
+
+/** The API answered with its error envelope; the message is the API's own. */
+export class ApiError extends CommandError {
+  override name = 'ApiError';
+  readonly status: number;
+
+  constructor(status: number, code: string, message: string, hint?: string) {
+    super(message, hint ? { code, hint } : { code });
+    this.status = status;
+  }
+}
+
+/** No HTTP answer at all; `refused` means nothing listens there, so nothing was sent. */
+export class ApiUnreachable extends CommandError {
+  override name = 'ApiUnreachable';
+  readonly refused: boolean;
+
+  constructor(message: string, refused: boolean) {
+    super(message, { hint: 'Check that the API runs at that address, or fix --url / GATEHOUSE_URL.' });
+    this.refused = refused;
+  }
+}
+
+/** Client of the admin API (`/admin/v1`), authenticated with the bearer admin token. */
+export class AdminClient implements AppsBackend {
+  readonly #target: Target;
+
+  constructor(target: Target) {
+    this.#target = target;
+  }
+
+  list(): Promise<{ apps: AppView[] }> {
+    return this.#call('GET', '/admin/v1/apps');
+  }
+
+  show(appKey: string): Promise<AppView> {
+    return this.#call('GET', appPath(appKey));
+  }
+
+  create(settings: Record<string, unknown>): Promise<AppWithSecret> {
+    return this.#call('POST', '/admin/v1/apps', settings);
+  }
+
+  update(appKey: string, patch: Record<string, unknown>): Promise<AppView> {
+    return this.#call('PATCH', appPath(appKey), patch);
+  }
+
+  rotateSecret(appKey: string, graceSeconds: number | undefined): Promise<AppWithSecret> {
+    const body = graceSeconds === undefined ? {} : { grace_seconds: graceSeconds };
+    return this.#call('POST', `${appPath(appKey)}/rotate-secret`, body);
+  }
+
+  setDisabled(appKey: string, disabled: boolean): Promise<AppView> {
+    return this.#call('POST', `${appPath(appKey)}/${disabled ? 'disable' : 'enable'}`);
+  }
+
+  async #call<T>(method: string, path: string, body?: object): Promise<T> {
+    const { url, adminToken } = this.#target;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (adminToken) headers.authorization = `Bearer ${adminToken}`;
+    if (body) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(url + path, {
+        method,
+        headers,
+        body: body ? JSON.stringify(body) : null,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (err) {
+      const reason = networkReason(err);
+      throw new ApiUnreachable(
+        `Cannot reach the Gatehouse API at ${url}: ${REASONS[reason] ?? reason}.`,
+        reason === 'ECONNREFUSED',
+      );
+    }
+    const answer = await readJson(res);
+    if (answer?.code === 0 && 'data' in answer) return answer.data as T;
+    if (answer?.code === -1 && typeof answer.error === 'string' && typeof answer.message === 'string') {
+      throw new ApiError(res.status, answer.error, answer.message, this.#hint(answer.error));
+    }
+    throw new ApiError(
+      res.status,
+      'unexpected_answer',
+      `${method} ${url + path} answered HTTP ${res.status} without a Gatehouse envelope: is this a Gatehouse API?`,
+    );
+  }
+
+  /** For a refused admin token: where the token came from, or where one would have been found. */
+  #hint(code: string): string | undefined {
+    if (code !== 'unauthorized') return undefined;
+    const { tokenSource, dataDir } = this.#target;
+    if (tokenSource) return `The admin token came from ${tokenSource}.`;
+    return `No admin token was found: pass --admin-token, set GATEHOUSE_ADMIN_TOKEN, or run where ${dataDir}/admin-token exists.`;
+  }
+}
+
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+};
+
+function appPath(appKey: string): string {
+  return `/admin/v1/apps/${encodeURIComponent(appKey)}`;
+}
+
+async function readJson(res: Response): Promise<Record<string, unknown> | undefined> {
+  try {
+    const parsed: unknown = JSON.parse(await res.text());
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The system error code under fetch's "fetch failed" (also inside Happy Eyeballs' AggregateError). */
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; errors?: { code?: string }[]; message?: string } }).cause;
+  if (cause?.code) return cause.code;
+  const codes = new Set(cause?.errors?.map((e) => e.code));
+  if (codes.size === 1) return [...codes][0] ?? 'network error';
+  if ((err as Error).name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
+  return cause?.message ?? (err as Error).message;
+}

@@ -1,0 +1,5 @@
+import type { Command } from '../command.ts';
+import { appCommand } from './app.ts';
+
+/** Every top-level command. A new one (`gatehouse solve ...`) is one module and one line here. */
+export const COMMANDS: readonly Command[] = [appCommand];
