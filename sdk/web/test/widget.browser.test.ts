@@ -86,10 +86,12 @@ describe.runIf(run)('web widget in Chromium', () => {
   async function widgetPage(
     options: PageRenderOptions,
     start: (page: Page) => Promise<void> = async () => {},
+    hasTouch = false,
   ) {
     const page = await open(
       `/p-${Math.random().toString(36).slice(2)}.html`,
       formPage('<div id="captcha"></div>'),
+      hasTouch,
     );
     const init = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), { timeout: 60_000 });
     await render(page, { apiServer: api.url, ...options });

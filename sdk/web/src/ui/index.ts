@@ -12,7 +12,7 @@ import {
 } from '../contract.ts';
 import { adopt, THEME_CSS } from '../styles.ts';
 import { click } from './click.ts';
-import { button, h, type Kind, type KindContext } from './kit.ts';
+import { button, h, type Kind, type KindContext, svg } from './kit.ts';
 import { select } from './select.ts';
 import { slide } from './slide.ts';
 import { challengeTranslator } from './strings.ts';
@@ -62,8 +62,21 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   const msg = h('p', 'msg', { role: 'status', 'aria-live': 'polite' });
   const foot = h('div', 'foot');
   const done = h('div', 'done', { 'aria-hidden': 'true' });
-  done.innerHTML =
-    '<svg viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="11" fill="currentColor"/><path d="m7 12.5 3.2 3.2L17 9" fill="none" stroke="var(--bg)" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round"/></svg>';
+  done.append(
+    svg('0 0 24 24', [
+      ['circle', { cx: '12', cy: '12', r: '11', fill: 'currentColor' }],
+      [
+        'path',
+        {
+          d: 'm7 12.5 3.2 3.2L17 9',
+          fill: 'none',
+          'stroke-width': '2.4',
+          'stroke-linecap': 'round',
+          'stroke-linejoin': 'round',
+        },
+      ],
+    ]),
+  );
   done.append(host.t('success'));
   panel.append(head, body, foot, done);
   frame.append(panel);

@@ -33,6 +33,23 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/** An inline SVG built node by node (no innerHTML, so pages enforcing Trusted Types work). */
+export function svg(
+  viewBox: string,
+  children: Array<[tag: string, attrs: Record<string, string>]>,
+): SVGSVGElement {
+  const ns = 'http://www.w3.org/2000/svg';
+  const root = document.createElementNS(ns, 'svg');
+  root.setAttribute('viewBox', viewBox);
+  root.setAttribute('aria-hidden', 'true');
+  for (const [tag, attrs] of children) {
+    const child = document.createElementNS(ns, tag);
+    for (const [name, value] of Object.entries(attrs)) child.setAttribute(name, value);
+    root.append(child);
+  }
+  return root;
+}
+
 /** A button with text. */
 export function button(text: string, className = 'btn'): HTMLButtonElement {
   const b = h('button', className, { type: 'button' });

@@ -1,5 +1,5 @@
 import type { ViewImage } from '../contract.ts';
-import { h, type Kind, type KindContext, pct, picture, round1 } from './kit.ts';
+import { h, type Kind, type KindContext, pct, picture, round1, svg } from './kit.ts';
 
 /** The slide view of core/src/challenges/slide.ts (the fields the widget uses). */
 interface SlideView {
@@ -48,8 +48,22 @@ export function slide(ctx: KindContext, view: SlideView): Kind {
     'aria-orientation': 'horizontal',
   });
   handle.style.width = pct(view.piece.width, W);
-  handle.innerHTML =
-    '<svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true"><path d="M5 12h12m-5-6 6 6-6 6" fill="none" stroke="currentColor" stroke-width="2.5" stroke-linecap="round" stroke-linejoin="round"/></svg>';
+  const arrow = svg('0 0 24 24', [
+    [
+      'path',
+      {
+        d: 'M5 12h12m-5-6 6 6-6 6',
+        fill: 'none',
+        stroke: 'currentColor',
+        'stroke-width': '2.5',
+        'stroke-linecap': 'round',
+        'stroke-linejoin': 'round',
+      },
+    ],
+  ]);
+  arrow.setAttribute('width', '22');
+  arrow.setAttribute('height', '22');
+  handle.append(arrow);
   track.append(fill, handle);
   const help = h('p', 'sr', { id: 'gh-help' });
   help.textContent = ctx.tr(view.a11y.instructionsKey);

@@ -36,4 +36,5 @@ dialog::backdrop{background:rgb(0 0 0/.5)}
 .panel[aria-busy=true] .body{opacity:.6;pointer-events:none}
 .done{position:absolute;inset:0;display:none;place-items:center;align-content:center;gap:8px;background:var(--bg);border-radius:var(--r);color:var(--ok);font-weight:600}
 .panel.ok .done{display:grid}
-.done svg{width:48px;height:48px}`;
+.done svg{width:48px;height:48px}
+.done path{stroke:var(--bg)}`;
