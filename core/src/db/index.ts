@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -58,8 +58,14 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   const { migrate } = await import('drizzle-orm/pglite/migrator');
-  if (!dataDir.startsWith('memory://')) mkdirSync(join(dataDir), { recursive: true });
-  const client = await PGlite.create(dataDir);
+  const release = dataDir.startsWith('memory://') ? () => {} : lockDataDir(dataDir);
+  let client: InstanceType<typeof PGlite>;
+  try {
+    client = await PGlite.create(dataDir);
+  } catch (error) {
+    release();
+    throw error;
+  }
   const db = drizzle(client, { schema });
   return {
     db: db as unknown as Database,
@@ -68,6 +74,41 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
     ping: async () => {
       await client.query('select 1');
     },
-    close: () => client.close(),
+    close: async () => {
+      await client.close();
+      release();
+    },
   };
+}
+
+/**
+ * PGlite is one process's database: a second process opening the same folder corrupts it. An exclusive
+ * lock file holding the owner's pid makes the second opener fail with a clear sentence instead; a lock
+ * left by a process that no longer exists is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, 'gatehouse.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return () => rmSync(file, { force: true });
+    } catch {
+      const owner = Number(readFileSync(file, 'utf8'));
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+        throw new Error(`The embedded database in ${dataDir} is in use by process ${owner}.`);
+      }
+      rmSync(file, { force: true });
+    }
+  }
+  throw new Error(`Cannot lock the embedded database in ${dataDir}.`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
