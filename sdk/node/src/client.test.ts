@@ -166,7 +166,7 @@ describe('validate', () => {
     },
   );
 
-  it('offline_ tokens are flagged offline (today sent to the main API, see transport.ts)', async () => {
+  it('offline_ tokens are flagged offline and, today, sent to the main API (see transport.ts)', async () => {
     const { fetch, calls } = scripted(fail(404, 'token_not_found'));
     const verdict = await new Gatehouse({ ...creds, fetch }).validate('offline_x');
     expect(verdict).toMatchObject({ valid: false, offline: true, errorCode: 'token_not_found' });

@@ -50,11 +50,12 @@ export class Transport {
   /**
    * Where a pass token of this prefix is validated.
    *
-   * ISSUE 4 (continuity) — NOT DONE. `offline_` tokens must go to the backup API hosts (names beginning
-   * with `fallbackapiv1.`, `POST /api/validate`) with fallback from one to the other, and the client must
-   * switch only after a real failure and back on recovery. None of that exists yet: today every token,
-   * `offline_` included, is sent to the main API's `POST /v1/validate`, which does not accept `offline_`
-   * tokens yet either, so they come back `valid: false` (`token_not_found`), never wrongly valid.
+   * ISSUE 4 (continuity) — NOT DONE. When the main API is down, `offline_` tokens must go to the backup
+   * API hosts (names beginning with `fallbackapiv1.`, `POST /api/validate`) with fallback from one to the
+   * other, switching only after a real failure and back on recovery. None of that exists in this SDK yet:
+   * today every token, `offline_` included, is sent to the main API's `POST /v1/validate` (which validates
+   * `offline_` tokens against the consumption the standby recorded), so while the main API is unreachable
+   * an `offline_` token gets a GatehouseConnectionError, never a wrong verdict.
    */
   validationRoute(_token: string): Route[] {
     return [{ baseUrl: this.#config.baseUrl, path: '/v1/validate' }];

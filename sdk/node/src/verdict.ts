@@ -104,6 +104,7 @@ export function verdictFromData(
   const verdict = empty(flags, requestId);
   verdict.valid = data.valid === true;
   verdict.degraded = data.degraded === true;
+  verdict.offline = flags.offline || data.offline === true;
   verdict.expired = data.expired === true;
   verdict.reason = typeof data.reason === 'string' ? data.reason : null;
   verdict.action = typeof data.action === 'string' ? data.action : null;

@@ -86,7 +86,7 @@ describe('@gatehouse/node against a real API', () => {
     });
   });
 
-  it('co_ tokens are client-only; offline_ tokens are not yet validated anywhere (issue 4)', async () => {
+  it('co_ tokens are client-only; a forged offline_ token is flagged offline and not found', async () => {
     expect(await gh.validate('co_whatever')).toMatchObject({ valid: false, clientOnly: true });
     expect(await gh.validate('offline_whatever')).toMatchObject({
       valid: false,

@@ -1,5 +1,6 @@
 import type { Command } from '../command.ts';
+import { solveCommand } from '../solve.ts';
 import { appCommand } from './app.ts';
 
 /** Every top-level command. A new one (`gatehouse solve ...`) is one module and one line here. */
-export const COMMANDS: readonly Command[] = [appCommand];
+export const COMMANDS: readonly Command[] = [appCommand, solveCommand];
