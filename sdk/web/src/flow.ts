@@ -67,7 +67,9 @@ async function initialise(s: Session): Promise<InitAnswer> {
         action: s.action,
         ...(serverToken ? { server_token: serverToken } : {}),
         platform: 'web',
-        referer: location.href.slice(0, 2048),
+        // The page without its query and fragment, which may hold secrets (reset links, session ids):
+        // enough for captcha_args and the allowed-domains check.
+        referer: (location.origin + location.pathname).slice(0, 2048),
         lang: s.lang,
         signals: s.signals(),
       },

@@ -196,6 +196,24 @@ describe.runIf(run)('web widget in Chromium', () => {
     await expectValid((result as { token: string }).token, a);
   }, 90_000);
 
+  it('a spent challenge (no attempts left) is replaced by a new one, which can be solved', async () => {
+    const a = await app({ risk_policy: imageOnly('slide') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded' });
+    const { handle, scale } = await slideHandle(page);
+    const first = sealedAnswer<{ x: number }>(a.appId, init).x;
+    await dragInstantly(page, handle, first, scale);
+    await expect.poll(() => page.locator('.msg').textContent()).toMatch(/1 attempt left/);
+    const next = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'));
+    await dragInstantly(page, handle, first, scale);
+    const again = (await (await next).json()).data;
+    expect(again.challenge_id).not.toBe(init.challenge_id);
+    await expect.poll(() => page.locator('.msg').textContent()).toBe('Here is a new challenge.');
+    await dragLikeAHuman(page, handle, sealedAnswer<{ x: number }>(a.appId, again).x, scale, 3);
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    await expectValid((result as { token: string }).token, a);
+  }, 90_000);
+
   it('keyboard only: Tab to the widget, Space opens the slide, arrows move the piece, Enter submits; focus returns', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });
     const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'popup' }, async (p) => {

@@ -124,7 +124,8 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     body.replaceChildren(kind.el);
     foot.replaceChildren(refresh, msg, ...kind.actions);
     setBusy(false);
-    say(message ? (host.lang === 'en' ? message : tr('fresh')) : '', Boolean(message));
+    // After a spent or expired challenge: say so plainly (the server's text would speak of the old one).
+    say(message ? tr('fresh') : '');
     if (hadFocus || popup) kind.focusTarget.focus();
   };
 
