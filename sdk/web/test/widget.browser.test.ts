@@ -313,6 +313,24 @@ describe.runIf(run)('web widget in Chromium', () => {
     await expectValid((result as { token: string }).token, a);
   }, 180_000);
 
+  it('an expired token is cleared from the form and an embedded widget verifies again by itself', async () => {
+    const a = await app({ test_mode: true, pass_token_ttl: 30 });
+    const { page } = await widgetPage({ appKey: a.appKey, mode: 'embedded' }, (p) => p.clock.install());
+    const first = await outcome(page);
+    expect(first).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    const field = page.locator('input[name="gatehouse-token"]');
+    expect(await field.inputValue()).toBe((first as { token: string }).token);
+    await page.clock.fastForward('00:26');
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { events: Array<{ type: string }> }).events.filter((e) => e.type === 'success')
+          .length === 2,
+    );
+    const second = (await events(page)).filter((e) => e.type === 'success')[1] as { token: string };
+    expect(second.token).not.toBe((first as { token: string }).token);
+    expect(await field.inputValue()).toBe(second.token);
+  }, 90_000);
+
   it('Escape closes the popup, calls onClose (not onError) and gives focus back', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });
     const { page } = await widgetPage({ appKey: a.appKey, mode: 'popup' }, async (p) => {
