@@ -150,3 +150,23 @@ start_redis() {
   redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$REDIS_DIR" \
     --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" --save '' --appendonly no
 }
+
+# `npm ci`; when npm refuses the lockfile as out of sync, says so loudly and falls back to `npm install`.
+# (A registry that does not serve every platform's optional binaries, e.g. @biomejs/cli-win32-x64, leaves
+# them out of the lockfile, and npm ci then reports them "missing from lock file" on every machine.)
+npm_clean_install() {
+  local log
+  log=$(mktemp)
+  if npm ci --no-audit --no-fund 2>&1 | tee "$log"; then
+    rm -f "$log"
+    return 0
+  fi
+  if grep -q 'can only install packages when your package.json and package-lock.json' "$log"; then
+    rm -f "$log"
+    printf '\033[33m!!! npm ci refused package-lock.json (out of sync, see above): falling back to npm install\033[0m\n'
+    npm install --no-audit --no-fund
+    return
+  fi
+  rm -f "$log"
+  return 1
+}
