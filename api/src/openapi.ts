@@ -1,4 +1,4 @@
-import { ERROR_STATUS } from '@gatehouse/core/errors';
+import { ERROR_STATUS, type ErrorCode } from '@gatehouse/core/errors';
 import { z } from 'zod';
 import { appSettings, appSettingsPatch } from './apps/settings.ts';
 import { validateBody } from './routes/validate.ts';
@@ -11,16 +11,18 @@ import { issueServerTokenBody } from './tokens/server-tokens.ts';
  */
 const body = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 
-const errorEnvelope = {
+/** The error envelope; `codes` narrows `error` to what one response can carry. */
+const errorEnvelope = (codes: readonly string[] = Object.keys(ERROR_STATUS)) => ({
   type: 'object',
-  required: ['code', 'error', 'message'],
+  required: ['code', 'error', 'message', 'msg'],
   properties: {
     code: { const: -1 },
-    error: { enum: Object.keys(ERROR_STATUS) },
+    error: { enum: codes },
     message: { type: 'string' },
     msg: { type: 'string', description: 'Same text as message, for SDKs of the origin service.' },
   },
-};
+  additionalProperties: false,
+});
 
 const ok = (data: object) => ({
   type: 'object',
@@ -68,35 +70,68 @@ const degradedVerdict = {
   additionalProperties: false,
 };
 
+const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
 const appView = {
   type: 'object',
-  required: ['app_key', 'name', 'plan', 'effective_plan', 'monthly_quota', 'disabled'],
+  required: [
+    'app_key',
+    'name',
+    'plan',
+    'effective_plan',
+    'monthly_quota',
+    'overage_allowed',
+    'subscription_expires_at',
+    'server_token_required',
+    'test_mode',
+    'pass_token_ttl',
+    'client_ip_policy',
+    'risk_policy',
+    'allowed_domains',
+    'disabled',
+    'secret_rotation_grace_until',
+    'created_at',
+  ],
   properties: {
-    app_key: { type: 'string' },
+    app_key: { type: 'string', pattern: '^ak_' },
     app_secret: { type: 'string', description: 'Only in the answers to create and rotate-secret.' },
     name: { type: 'string' },
     plan: { type: 'string' },
     effective_plan: { type: 'string' },
-    monthly_quota: { type: 'integer' },
+    monthly_quota: { type: 'integer', minimum: 0 },
     overage_allowed: { type: 'boolean' },
+    subscription_expires_at: nullableDateTime,
+    server_token_required: { type: 'boolean' },
+    test_mode: { type: 'boolean' },
+    pass_token_ttl: { type: 'integer' },
+    client_ip_policy: { enum: ['report', 'reject'] },
+    risk_policy: { type: 'object' },
+    allowed_domains: { type: 'array', items: { type: 'string' } },
     disabled: { type: 'boolean' },
+    secret_rotation_grace_until: nullableDateTime,
+    created_at: { type: 'string', format: 'date-time' },
   },
+  additionalProperties: false,
 };
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
-const errors = (...codes: (keyof typeof ERROR_STATUS)[]) => {
-  const out: Record<string, object> = {};
+/** One response per HTTP status, each naming (and allowing) exactly the error codes given for it. */
+const errors = (...codes: ErrorCode[]) => {
+  const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
-    const status = String(ERROR_STATUS[code]);
-    out[status] ??= { description: '', ...json(errorEnvelope) };
-    (out[status] as { description: string }).description +=
-      `${out[status] && (out[status] as { description: string }).description ? ', ' : ''}${code}`;
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, object> = {};
+  for (const [status, list] of byStatus) {
+    out[String(status)] = { description: list.join(', '), ...json(errorEnvelope(list)) };
   }
   return out;
 };
 const appAuth = [{ appKey: [], appSecret: [] }];
 const adminAuth = [{ admin: [] }];
-const common = errors('invalid_request', 'unsupported_media_type', 'payload_too_large');
+/** Errors any endpoint with a request body can answer. */
+const bodyErrors: ErrorCode[] = ['invalid_request', 'unsupported_media_type', 'payload_too_large'];
+const appAuthErrors: ErrorCode[] = ['invalid_app_key', 'invalid_app_secret', 'app_disabled'];
 
 export const openapiDocument = {
   openapi: '3.1.0',
@@ -112,7 +147,7 @@ export const openapiDocument = {
       appSecret: { type: 'apiKey', in: 'header', name: 'X-App-Secret' },
       admin: { type: 'http', scheme: 'bearer' },
     },
-    schemas: { ErrorEnvelope: errorEnvelope, CaptchaArgs: captchaArgs },
+    schemas: { ErrorEnvelope: errorEnvelope(), CaptchaArgs: captchaArgs },
   },
   paths: {
     '/v1/validate': {
@@ -122,9 +157,13 @@ export const openapiDocument = {
         requestBody: { required: true, ...json(body(validateBody)) },
         responses: {
           '200': { description: 'A verdict', ...json(ok({ oneOf: [passVerdict, degradedVerdict] })) },
-          ...common,
-          ...errors('invalid_app_key', 'invalid_app_secret', 'app_disabled', 'token_not_found'),
-          ...errors('token_already_used', 'token_expired'),
+          ...errors(
+            ...bodyErrors,
+            ...appAuthErrors,
+            'token_not_found',
+            'token_already_used',
+            'token_expired',
+          ),
         },
       },
     },
@@ -155,23 +194,70 @@ export const openapiDocument = {
               }),
             ),
           },
-          ...common,
-          ...errors('invalid_app_key', 'invalid_app_secret', 'app_disabled', 'rate_limit_exceeded'),
+          ...errors(...bodyErrors, ...appAuthErrors),
+          '429': {
+            ...errors('rate_limit_exceeded')['429'],
+            headers: {
+              'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+            },
+          },
         },
       },
     },
-    '/healthz': { get: { summary: 'Liveness', responses: { '200': { description: 'Alive' } } } },
+    '/healthz': {
+      get: {
+        summary: 'Liveness',
+        responses: {
+          '200': {
+            description: 'Alive',
+            ...json({
+              type: 'object',
+              required: ['status'],
+              properties: { status: { const: 'ok' } },
+              additionalProperties: false,
+            }),
+          },
+        },
+      },
+    },
     '/readyz': {
       get: {
         summary: 'Readiness: the database answers',
-        responses: { '200': { description: 'Ready' }, ...errors('service_unavailable') },
+        responses: {
+          '200': {
+            description: 'Ready',
+            ...json({
+              type: 'object',
+              required: ['status', 'database'],
+              properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] } },
+              additionalProperties: false,
+            }),
+          },
+          ...errors('service_unavailable'),
+        },
       },
     },
     '/metrics': {
       get: { summary: 'Prometheus metrics', responses: { '200': { description: 'Metrics text' } } },
     },
     '/openapi.json': {
-      get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } },
+      get: {
+        summary: 'This document',
+        responses: {
+          '200': {
+            description: 'OpenAPI 3.1',
+            ...json({
+              type: 'object',
+              required: ['openapi', 'info', 'paths'],
+              properties: {
+                openapi: { type: 'string' },
+                info: { type: 'object' },
+                paths: { type: 'object' },
+              },
+            }),
+          },
+        },
+      },
     },
     '/admin/v1/apps': {
       get: {
@@ -180,7 +266,14 @@ export const openapiDocument = {
         responses: {
           '200': {
             description: 'Apps',
-            ...json(ok({ type: 'object', properties: { apps: { type: 'array', items: appView } } })),
+            ...json(
+              ok({
+                type: 'object',
+                required: ['apps'],
+                properties: { apps: { type: 'array', items: appView } },
+                additionalProperties: false,
+              }),
+            ),
           },
           ...errors('unauthorized'),
         },
@@ -191,8 +284,7 @@ export const openapiDocument = {
         requestBody: { required: true, ...json(body(appSettings)) },
         responses: {
           '201': { description: 'Created', ...json(ok(appView)) },
-          ...common,
-          ...errors('unauthorized'),
+          ...errors(...bodyErrors, 'unauthorized'),
         },
       },
     },
@@ -203,7 +295,7 @@ export const openapiDocument = {
         security: adminAuth,
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...errors('unauthorized', 'not_found'),
+          ...errors('invalid_request', 'unauthorized', 'not_found'),
         },
       },
       patch: {
@@ -212,8 +304,7 @@ export const openapiDocument = {
         requestBody: { required: true, ...json(body(appSettingsPatch)) },
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...common,
-          ...errors('unauthorized', 'not_found'),
+          ...errors(...bodyErrors, 'unauthorized', 'not_found'),
         },
       },
     },
@@ -231,7 +322,7 @@ export const openapiDocument = {
         },
         responses: {
           '200': { description: 'The app and its new secret', ...json(ok(appView)) },
-          ...errors('unauthorized', 'not_found'),
+          ...errors(...bodyErrors, 'unauthorized', 'not_found'),
         },
       },
     },
@@ -242,7 +333,7 @@ export const openapiDocument = {
         security: adminAuth,
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...errors('unauthorized', 'not_found'),
+          ...errors('invalid_request', 'unauthorized', 'not_found'),
         },
       },
     },
@@ -253,7 +344,7 @@ export const openapiDocument = {
         security: adminAuth,
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...errors('unauthorized', 'not_found'),
+          ...errors('invalid_request', 'unauthorized', 'not_found'),
         },
       },
     },

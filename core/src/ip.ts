@@ -1,8 +1,12 @@
 import ipaddr from 'ipaddr.js';
 
-/** Parses an IPv4 or IPv6 address, turning IPv4-mapped IPv6 (`::ffff:1.2.3.4`) into IPv4. Null when not an IP. */
+/**
+ * Parses an IPv4 or IPv6 address, turning IPv4-mapped IPv6 (`::ffff:1.2.3.4`) into IPv4. Null when not an IP.
+ * Only the standard text forms count: ipaddr.js alone also takes `1`, `10.1`, octal and hex parts
+ * (`010.0.0.1` is 8.0.0.1) and zone ids, none of which names a client address.
+ */
 export function parseIp(value: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
-  if (typeof value !== 'string' || value.length > 64 || !ipaddr.isValid(value)) return null;
+  if (typeof value !== 'string' || value.length > 64 || !isStandardForm(value)) return null;
   try {
     const addr = ipaddr.parse(value);
     if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
@@ -12,6 +16,14 @@ export function parseIp(value: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   } catch {
     return null;
   }
+}
+
+/** Dotted-quad decimal IPv4, or IPv6 without a zone whose embedded IPv4 part (if any) is dotted-quad decimal. */
+function isStandardForm(value: string): boolean {
+  if (ipaddr.IPv4.isValidFourPartDecimal(value)) return true;
+  if (value.includes('%') || !ipaddr.IPv6.isValid(value)) return false;
+  const tail = value.slice(value.lastIndexOf(':') + 1);
+  return !tail.includes('.') || ipaddr.IPv4.isValidFourPartDecimal(tail);
 }
 
 export function isIp(value: string): boolean {

@@ -26,12 +26,31 @@ const intField = (min: number, max: number, fallback: number) =>
     .union([z.number(), z.string().regex(/^\d{1,9}$/, 'must be a whole number')])
     .transform(Number)
     .pipe(z.number().int().min(min).max(max))
-    .default(fallback);
+    .default(fallback)
+    // The pipe hides the bounds from the OpenAPI document's input schema: state them there.
+    .meta({
+      type: ['number', 'string'],
+      minimum: min,
+      maximum: max,
+      description: `Integer from ${min} to ${max}, default ${fallback}; a value out of range is rejected, never clamped.`,
+    });
+
+/** Free text stored and compared later: no control characters (PostgreSQL refuses NUL) and no lone surrogates. */
+const textField = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine(
+      (v) => v.isWellFormed() && ![...v].some((c) => c < ' ' || c === '\x7f'),
+      'must not contain control characters',
+    );
 
 const ipField = z
   .string()
   .refine(isIp, 'must be an IPv4 or IPv6 address')
-  .transform((v) => normalizeIp(v)!);
+  .transform((v) => normalizeIp(v)!)
+  .meta({ description: 'An IPv4 (dotted decimal) or IPv6 address.' });
 
 export const issueServerTokenBody = z
   .object({
@@ -41,9 +60,9 @@ export const issueServerTokenBody = z
     bind_ip: ipField.optional(),
     /** Alias used by the origin service's public SDKs. */
     binding_ip: ipField.optional(),
-    bind_device_id: z.string().min(1).max(128).optional(),
-    bind_fingerprint: z.string().min(1).max(256).optional(),
-    bind_uid: z.string().min(1).max(128).optional(),
+    bind_device_id: textField(128).optional(),
+    bind_fingerprint: textField(256).optional(),
+    bind_uid: textField(128).optional(),
   })
   .refine((b) => !(b.bind_ip && b.binding_ip && b.bind_ip !== b.binding_ip), {
     message: 'bind_ip and binding_ip disagree',
