@@ -55,6 +55,8 @@ export interface ChallengeHost {
 /** One mounted challenge. */
 export interface ChallengeView {
   replace(image: ImageChallenge, message?: string): void;
+  /** Proof-of-work progress (hard tier), 0..1: shown while an answer waits for it. */
+  progress(fraction: number): void;
   /** Shows success for a moment, then resolves (the loader then destroys the view). */
   succeed(): Promise<void>;
   destroy(): void;

@@ -163,7 +163,10 @@ export class Widget implements WidgetHandle {
         signal: abort.signal,
         signals: collectSignals,
         serverToken: (fresh) => this.getServerToken(fresh),
-        progress: (f) => this.box?.style.setProperty('--p', String(f)),
+        progress: (f) => {
+          this.box?.style.setProperty('--p', String(f));
+          this.view?.progress(f);
+        },
         showImage: (image, submit, message) => this.showImage(image, submit, message),
       });
       if (abort.signal.aborted) throw abort.signal.reason;

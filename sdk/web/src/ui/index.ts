@@ -78,7 +78,8 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     ]),
   );
   done.append(host.t('success'));
-  panel.append(head, body, foot, done);
+  const bar = h('div', 'bar', { 'aria-hidden': 'true' });
+  panel.append(head, body, foot, bar, done);
   frame.append(panel);
   root.append(frame);
 
@@ -149,6 +150,9 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   let gone = false;
   return {
     replace: show,
+    progress(fraction) {
+      panel.style.setProperty('--p', String(fraction));
+    },
     succeed() {
       panel.classList.add('ok');
       say(host.t('success'));

@@ -34,6 +34,8 @@ dialog::backdrop{background:rgb(0 0 0/.5)}
 .btn.icon{min-width:36px;padding:0;font-size:18px;line-height:1}
 .btn:disabled{opacity:.45;cursor:not-allowed}
 .panel[aria-busy=true] .body{opacity:.6;pointer-events:none}
+.bar{display:none;position:absolute;left:0;bottom:0;height:3px;width:calc(var(--p,0)*100%);background:var(--ac);border-radius:0 0 0 var(--r);transition:width .2s}
+.panel[aria-busy=true] .bar{display:block}
 .done{position:absolute;inset:0;display:none;place-items:center;align-content:center;gap:8px;background:var(--bg);border-radius:var(--r);color:var(--ok);font-weight:600}
 .panel.ok .done{display:grid}
 .done svg{width:48px;height:48px}
