@@ -4,7 +4,7 @@ import { pbkdf2Sync } from 'node:crypto';
 import { type Candidate, perSecond, type Rate } from './candidates.ts';
 import { measureOpenSsl } from './native-node.ts';
 
-export type NativeBins = { go: string; sodium: string };
+export type NativeBins = { go: string; sodium?: string };
 export type NativeRate = { best: number; source: string; all: Record<string, number> };
 
 function run(bin: string, args: string[]): number {
@@ -21,7 +21,7 @@ function argon(bins: NativeBins, m: number, t: number, ms: number): Record<strin
   return {
     openssl: perSecond(measureOpenSsl(c, ms)),
     go: run(bins.go, ['-alg', 'argon2id', '-m', String(m), '-t', String(t), '-ms', String(ms)]),
-    libsodium: run(bins.sodium, ['argon2id', String(m), String(t), String(ms)]),
+    ...(bins.sodium && { libsodium: run(bins.sodium, ['argon2id', String(m), String(t), String(ms)]) }),
   };
 }
 
@@ -41,7 +41,7 @@ export function nativeRate(c: Candidate, bins: NativeBins, ms: number): NativeRa
     return pick({
       openssl: perSecond(measureOpenSsl(c, ms)),
       go: run(bins.go, ['-alg', 'scrypt', '-n', String(c.n), '-ms', String(ms)]),
-      libsodium: run(bins.sodium, ['scrypt', String(c.n), String(ms)]),
+      ...(bins.sodium && { libsodium: run(bins.sodium, ['scrypt', String(c.n), String(ms)]) }),
     });
   }
   // Hybrid: OpenSSL doing both halves, or the fastest Argon2id followed by the fastest PBKDF2.
