@@ -389,6 +389,12 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
           })
         ).status,
       ).toBe(200);
+      // A page elsewhere cannot claim an allowed referer: the browser's Origin header wins.
+      const spoofed = await init(
+        { app_key: a.appKey, action: 'login', referer: 'https://shop.test/', signals: browserSignals },
+        { ...BROWSER, Origin: 'https://evil.test' },
+      );
+      expect(spoofed.body.error).toBe('domain_not_allowed');
       expect((await init({ app_key: a.appKey, action: 'bad action!' })).status).toBe(400);
       expect((await init({ app_key: a.appKey, action: 'login', signals: { extra: 1 } })).status).toBe(400);
       await api.runtime.apps.setDisabled(a.appKey, true);

@@ -25,6 +25,22 @@ export interface RedisLike {
 }
 
 const NO_KEY = '-';
+/** How long after the first use a retry with the same idempotency key is recognised (as for `pt_`). */
+export const RETRY_WINDOW_MS = 60_000;
+
+/** The stored value: the idempotency key and when the token was used, so retries are recognised only briefly. */
+function holder(idempotencyKey: string | undefined, now = Date.now()): string {
+  return `${now}|${idempotencyKey ?? NO_KEY}`;
+}
+function isSameRetry(
+  stored: string | null | undefined,
+  idempotencyKey: string | undefined,
+  now = Date.now(),
+): boolean {
+  if (idempotencyKey === undefined || !stored) return false;
+  const bar = stored.indexOf('|');
+  return stored.slice(bar + 1) === idempotencyKey && now - Number(stored.slice(0, bar)) < RETRY_WINDOW_MS;
+}
 
 export class RedisConsumptionStore implements ConsumptionStore {
   readonly #redis: RedisLike;
@@ -37,10 +53,9 @@ export class RedisConsumptionStore implements ConsumptionStore {
 
   async consumeOnce(id: string, ttlSeconds: number, idempotencyKey?: string): Promise<ConsumeResult> {
     const key = `${this.#prefix}used:${id}`;
-    const set = await this.#redis.set(key, idempotencyKey ?? NO_KEY, 'EX', Math.max(1, ttlSeconds), 'NX');
+    const set = await this.#redis.set(key, holder(idempotencyKey), 'EX', Math.max(1, ttlSeconds), 'NX');
     if (set === 'OK') return 'consumed';
-    const holder = await this.#redis.get(key);
-    return idempotencyKey !== undefined && holder === idempotencyKey ? 'same_retry' : 'already_used';
+    return isSameRetry(await this.#redis.get(key), idempotencyKey) ? 'same_retry' : 'already_used';
   }
 
   async countAttempt(id: string, ttlSeconds: number): Promise<number> {
@@ -56,15 +71,14 @@ export class RedisConsumptionStore implements ConsumptionStore {
 }
 
 export class MemoryConsumptionStore implements ConsumptionStore {
-  readonly #used = new Map<string, { key: string; until: number }>();
+  readonly #used = new Map<string, { holder: string; until: number }>();
   readonly #attempts = new Map<string, { count: number; until: number }>();
 
   async consumeOnce(id: string, ttlSeconds: number, idempotencyKey?: string): Promise<ConsumeResult> {
     this.#sweep();
     const held = this.#used.get(id);
-    if (held)
-      return idempotencyKey !== undefined && held.key === idempotencyKey ? 'same_retry' : 'already_used';
-    this.#used.set(id, { key: idempotencyKey ?? NO_KEY, until: Date.now() + ttlSeconds * 1000 });
+    if (held) return isSameRetry(held.holder, idempotencyKey) ? 'same_retry' : 'already_used';
+    this.#used.set(id, { holder: holder(idempotencyKey), until: Date.now() + ttlSeconds * 1000 });
     return 'consumed';
   }
 

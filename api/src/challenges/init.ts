@@ -57,7 +57,8 @@ export async function initChallenge(
   if (!app) throw new GatehouseError('invalid_app_key');
   if (app.disabledAt) throw new GatehouseError('app_disabled');
   const referer = body.platform === 'web' ? (body.referer ?? null) : null;
-  checkDomain(app, body.platform, referer);
+  // The browser sets Origin and page scripts cannot change it; the body's referer is the page's claim.
+  checkDomain(app, body.platform, facts.origin || referer);
 
   let uid: string | null = null;
   if (body.server_token) {
@@ -132,7 +133,7 @@ export async function initChallenge(
   };
 }
 
-/** With allowed domains set, a web page must be on one of them or a subdomain. */
+/** With allowed domains set, a web page (by its Origin, else its referer) must be on one of them or a subdomain. */
 function checkDomain(app: App, platform: string, referer: string | null): void {
   if (platform !== 'web' || app.allowedDomains.length === 0) return;
   let host = '';

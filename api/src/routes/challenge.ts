@@ -21,6 +21,7 @@ export function challengeRoutes(router: Router, deps: Deps): void {
         { ...body, referer: body.referer ?? (ctx.get('Referer') || undefined) },
         {
           ip: ctx.ip,
+          origin: ctx.get('Origin') || undefined,
           userAgent: ctx.get('User-Agent'),
           acceptLanguage: ctx.get('Accept-Language'),
           secChUa: ctx.get('Sec-CH-UA'),

@@ -54,6 +54,9 @@ export interface PassVerdict {
   reason?: 'client_ip_mismatch';
 }
 
+/** How long after consumption a retry with the same idempotency key gets the same verdict. */
+export const IDEMPOTENCY_WINDOW_MS = 60_000;
+
 export interface ValidateOptions {
   clientIp?: string | undefined;
   idempotencyKey?: string | undefined;
@@ -91,8 +94,13 @@ export async function validatePassToken(
     if (!row) {
       const [existing] = await db.select().from(passTokens).where(eq(passTokens.id, payload.id)).limit(1);
       if (!existing || existing.appId !== app.id) throw new GatehouseError('token_not_found');
+      // A retry is recognised only shortly after the first answer: a caller reusing one fixed key must not
+      // turn every later replay into a valid verdict.
       const sameRetry =
-        options.idempotencyKey !== undefined && existing.idempotencyKey === options.idempotencyKey;
+        options.idempotencyKey !== undefined &&
+        existing.idempotencyKey === options.idempotencyKey &&
+        existing.consumedAt !== null &&
+        Date.now() - existing.consumedAt.getTime() < IDEMPOTENCY_WINDOW_MS;
       if (!sameRetry) throw new GatehouseError('token_already_used');
       row = existing;
     }
