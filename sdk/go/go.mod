@@ -1,0 +1,3 @@
+module github.com/gatehouse/gatehouse/sdk/go
+
+go 1.22
