@@ -1,6 +1,8 @@
 import { ERROR_STATUS, type ErrorCode } from '@gatehouse/core/errors';
 import { z } from 'zod';
 import { appSettings, appSettingsPatch } from './apps/settings.ts';
+import { initBody } from './challenges/init.ts';
+import { submitBody } from './challenges/submit.ts';
 import { validateBody } from './routes/validate.ts';
 import { issueServerTokenBody } from './tokens/server-tokens.ts';
 
@@ -68,6 +70,54 @@ const degradedVerdict = {
     expired: { type: 'boolean' },
   },
   additionalProperties: false,
+};
+
+/** An `offline_` token minted by the standby during an outage, validated here after recovery. */
+const offlineVerdict = {
+  type: 'object',
+  required: ['valid', 'challenge_id', 'action', 'uid', 'captcha_args', 'offline'],
+  properties: {
+    ...passVerdict.properties,
+    uid: { type: 'null' },
+    offline: { const: true },
+  },
+  additionalProperties: false,
+};
+
+const challengeStart = {
+  oneOf: [
+    {
+      type: 'object',
+      required: ['mode', 'pass_token', 'expires_in'],
+      properties: {
+        mode: { const: 'degraded' },
+        pass_token: { type: 'string', pattern: '^dg_' },
+        expires_in: { type: 'integer' },
+      },
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      required: ['mode', 'challenge_id', 'challenge', 'tier', 'expires_in'],
+      properties: {
+        mode: { const: 'challenge' },
+        challenge_id: { type: 'string', pattern: '^ch_' },
+        challenge: { type: 'string', description: 'Sealed (AES-256-GCM): send it back unchanged.' },
+        tier: { enum: ['invisible', 'image', 'hard'] },
+        expires_in: { type: 'integer' },
+        pow: {
+          type: 'object',
+          description: 'Proof-of-work puzzle (core/src/pow): solve it in a Web Worker.',
+        },
+        image: {
+          type: 'object',
+          required: ['kind', 'view'],
+          properties: { kind: { enum: ['slide', 'click', 'select'] }, view: { type: 'object' } },
+        },
+      },
+      additionalProperties: false,
+    },
+  ],
 };
 
 const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
@@ -156,13 +206,17 @@ export const openapiDocument = {
         security: appAuth,
         requestBody: { required: true, ...json(body(validateBody)) },
         responses: {
-          '200': { description: 'A verdict', ...json(ok({ oneOf: [passVerdict, degradedVerdict] })) },
+          '200': {
+            description: 'A verdict',
+            ...json(ok({ oneOf: [passVerdict, degradedVerdict, offlineVerdict] })),
+          },
           ...errors(
             ...bodyErrors,
             ...appAuthErrors,
             'token_not_found',
             'token_already_used',
             'token_expired',
+            'service_unavailable',
           ),
         },
       },
@@ -201,6 +255,108 @@ export const openapiDocument = {
               'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
             },
           },
+        },
+      },
+    },
+    '/v1/challenge/init': {
+      post: {
+        summary:
+          'Start a challenge (called by the widget, public app key only). Scored here; the tier is chosen server-side. See docs/protocol.md.',
+        requestBody: { required: true, ...json(body(initBody)) },
+        responses: {
+          '200': {
+            description: 'A challenge, or a dg_ token when the quota is exhausted',
+            ...json(ok(challengeStart)),
+          },
+          ...errors(
+            ...bodyErrors,
+            'invalid_app_key',
+            'app_disabled',
+            'domain_not_allowed',
+            'server_token_required',
+            'server_token_invalid',
+            'server_token_expired',
+            'server_token_exhausted',
+            'server_token_action_mismatch',
+            'server_token_binding_mismatch',
+            'request_rejected',
+            'rate_limited',
+          ),
+        },
+      },
+    },
+    '/v1/challenge/submit': {
+      post: {
+        summary:
+          'Submit the proof-of-work solution and/or the image answer; one solved challenge yields one pass token.',
+        requestBody: { required: true, ...json(body(submitBody)) },
+        responses: {
+          '200': {
+            description: 'The pass token',
+            ...json(
+              ok({
+                type: 'object',
+                required: ['pass_token', 'challenge_id', 'expires_in'],
+                properties: {
+                  pass_token: { type: 'string', pattern: '^pt_' },
+                  challenge_id: { type: 'string', pattern: '^ch_' },
+                  expires_in: { type: 'integer' },
+                },
+                additionalProperties: false,
+              }),
+            ),
+          },
+          ...errors(
+            ...bodyErrors,
+            'invalid_app_key',
+            'app_disabled',
+            'challenge_not_found',
+            'challenge_expired',
+            'invalid_answer',
+          ),
+        },
+      },
+    },
+    '/v1/standby': {
+      get: {
+        summary: 'Where the standby hosts are (SDKs and the widget fail over to them on their own)',
+        responses: {
+          '200': {
+            description: 'Standby URLs',
+            ...json(
+              ok({
+                type: 'object',
+                required: ['bypass', 'fallback'],
+                properties: {
+                  bypass: { type: 'array', items: { type: 'string' } },
+                  fallback: { type: 'array', items: { type: 'string' } },
+                },
+              }),
+            ),
+          },
+        },
+      },
+    },
+    '/internal/v1/standby/snapshot': {
+      get: {
+        summary: 'The snapshot the standby keeps (apps, secret hashes, offline key); standby sync token only',
+        security: adminAuth,
+        responses: {
+          '200': { description: 'The snapshot', ...json(ok({ type: 'object' })) },
+          ...errors('unauthorized'),
+        },
+      },
+    },
+    '/widget/{file}': {
+      parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+      get: {
+        summary: 'The web widget: gatehouse.js (loader) and its lazily loaded chunks',
+        responses: {
+          '200': {
+            description: 'JavaScript',
+            content: { 'text/javascript': { schema: { type: 'string' } } },
+          },
+          ...errors('not_found'),
         },
       },
     },

@@ -5,6 +5,7 @@ import { humanDrag, linearDrag } from '../../core/src/challenges/test-trajectori
 import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { openChallenge } from '../src/challenges/sealed-challenge.ts';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 const run = await databaseAvailable();
 
@@ -32,9 +33,17 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
     const created = await api.createApp({ name: 'flow', ...settings });
     return { ...created, auth: { 'X-App-Key': created.appKey, 'X-App-Secret': created.appSecret } };
   }
-  const init = (body: object, headers: Record<string, string> = BROWSER) =>
-    api.post('/v1/challenge/init', body, headers);
-  const submit = (body: object) => api.post('/v1/challenge/submit', body);
+  // Every answer of the flow is checked against the OpenAPI document as it goes.
+  const init = async (body: object, headers: Record<string, string> = BROWSER) => {
+    const res = await api.post('/v1/challenge/init', body, headers);
+    expectMatchesOpenApi('/v1/challenge/init', 'post', res);
+    return res;
+  };
+  const submit = async (body: object) => {
+    const res = await api.post('/v1/challenge/submit', body);
+    expectMatchesOpenApi('/v1/challenge/submit', 'post', res);
+    return res;
+  };
   const sealedOf = async (appId: string, challenge: string) =>
     openChallenge(api.runtime.keys, appId, challenge)!;
 

@@ -6,6 +6,7 @@ import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../api/test/harness.ts';
+import { expectMatchesOpenApi } from '../../api/test/openapi-assert.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 
@@ -133,10 +134,9 @@ describe('standby: service_online, failover, offline tokens', () => {
     );
     // ...and validates a fresh offline token itself, once.
     const second = await offlineToken();
-    expect((await api.post('/v1/validate', { pass_token: second }, auth)).body.data).toMatchObject({
-      valid: true,
-      offline: true,
-    });
+    const atMain = await api.post('/v1/validate', { pass_token: second }, auth);
+    expect(atMain.body.data).toMatchObject({ valid: true, offline: true });
+    expectMatchesOpenApi('/v1/validate', 'post', atMain);
     expect(
       (await post(`${standby.urls.fallback}/api/validate`, { pass_token: second }, auth)).body.error,
     ).toBe('token_already_used');
