@@ -17,6 +17,8 @@ export interface LoadOptions {
 
 export interface Measurement {
   reqPerSec: number;
+  /** Measured seconds (autocannon's own figure). */
+  seconds: number;
   p50: number;
   p99: number;
   requests: number;
@@ -57,6 +59,7 @@ export async function measure(
   const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
   return {
     reqPerSec: result.requests.average,
+    seconds: result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests,

@@ -33,21 +33,39 @@ function cpu(m: Measurement): string {
   return `${f(c.server)} · ${f(c.postgres)} · ${f(c.redis)} · ${f(c.loadgen)}`;
 }
 
-/** Rows of the result table: figures, ratio to the baseline, statuses, CPU per request. */
-export function rows(results: CaseResult[], baseline: number | undefined): string[][] {
+/**
+ * What the server side could answer if it had this machine to itself, from its CPU cost per request:
+ * one core for the single-threaded Node process, all cores for it together with PostgreSQL and Redis.
+ */
+export function ceiling(m: Measurement, cores: number): number | null {
+  const { server, postgres, redis } = m.cpu;
+  if (!server) return null;
+  return Math.min(1e6 / server, (cores * 1e6) / (server + (postgres ?? 0) + (redis ?? 0)));
+}
+
+/** Rows of the result table: figures, ratios to the baseline, statuses, CPU per request. */
+export function rows(results: CaseResult[], cores: number): string[][] {
+  const base = results[0]?.m;
+  const baseCeiling = base ? ceiling(base, cores) : null;
   return results.map((r) => {
-    if (!r.m) return [r.name, '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–'];
-    const ratio = baseline ? `${num(r.m.reqPerSec / baseline, 2)}×` : '–';
-    const busy = r.m.cpu.machineBusy === null ? '–' : `${Math.round(r.m.cpu.machineBusy * 100)}%`;
+    if (!r.m) return [r.name, '–', '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–'];
+    const ratio = base ? `${num(r.m.reqPerSec / base.reqPerSec, 2)}×` : '–';
+    const ok = Object.entries(r.m.statuses)
+      .filter(([code]) => code.startsWith('2'))
+      .reduce((sum, [, count]) => sum + count, 0);
+    const top = ceiling(r.m, cores);
+    const topText =
+      top === null ? '–' : `${num(top)}${baseCeiling ? ` (${num(top / baseCeiling, 2)}×)` : ''}`;
     return [
       r.name,
       num(r.m.reqPerSec),
       ratio,
+      num(ok / Math.max(1, r.m.seconds)),
       num(r.m.p50, 1),
       num(r.m.p99, 1),
       statuses(r.m) + (r.note ? ` (${r.note})` : ''),
       cpu(r.m),
-      busy,
+      topText,
     ];
   });
 }
@@ -56,11 +74,12 @@ export const HEADER = [
   'case',
   'req/s',
   'vs bare Koa',
+  '2xx/s',
   'p50 ms',
   'p99 ms',
   'responses',
   'CPU µs/req: server · PostgreSQL · Redis · load generator',
-  'machine busy',
+  'CPU ceiling req/s (vs Koa)',
 ];
 
 export function printTable(table: string[][]): void {
@@ -71,9 +90,12 @@ export function printTable(table: string[][]): void {
   for (const row of table) console.log(line(row));
 }
 
+/** A Markdown table with padded columns, as `biome format` lays them out. */
 export function markdownTable(table: string[][]): string {
-  const line = (row: string[]) => `| ${row.join(' | ')} |`;
-  return [line(HEADER), line(HEADER.map(() => '---')), ...table.map(line)].join('\n');
+  const all = [HEADER, ...table];
+  const widths = HEADER.map((_, i) => Math.max(3, ...all.map((row) => row[i]!.length)));
+  const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(HEADER), line(widths.map((w) => '-'.repeat(w))), ...table.map(line)].join('\n');
 }
 
 const BEGIN = '<!-- bench:foundation:begin (written by `npm run bench`; edit outside these markers) -->';
