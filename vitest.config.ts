@@ -23,6 +23,8 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: ['api/test/**/*.test.ts'],
+          // Browser suites exercise the page, not the database: once, on the embedded one, is enough.
+          exclude: ['**/*.browser.test.ts', '**/node_modules/**'],
           env: { TEST_DATABASE: 'postgres' },
         },
       },

@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { solveChallenge } from '@gatehouse/node/headless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harness.ts';
+import { firstUrl, type Started, startStartTs as start } from './start-process.ts';
 
 /**
  * `npm start` end to end: api/src/start.ts in a child process on free ports (PORT=0, DEMO_PORT=0) with a
@@ -15,44 +13,7 @@ import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harne
  * backend applies the caller rule to tokens from the headless solver.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const run = await databaseAvailable();
-
-interface Started {
-  child: ChildProcess;
-  /** Banner lines: label → value. */
-  banner: Map<string, string>;
-  output: () => string;
-}
-
-async function start(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, [join(ROOT, 'api/src/start.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr!.on('data', (d) => {
-    output += d;
-  });
-  const banner = new Map<string, string>();
-  await new Promise<void>((ready, reject) => {
-    const timer = setTimeout(() => reject(new Error(`start.ts did not start in 120 s:\n${output}`)), 120_000);
-    child.once('exit', (code) => reject(new Error(`start.ts exited with ${code}:\n${output}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      output += `${line}\n`;
-      const m = /^ {2}(\S[^ ]*(?: \S+)*?) {2,}(\S.*)$/.exec(line);
-      if (m) banner.set(m[1]!, m[2]!);
-      if (line.startsWith('Ctrl-C stops everything')) {
-        clearTimeout(timer);
-        ready();
-      }
-    });
-  });
-  return { child, banner, output: () => output };
-}
-
-const firstUrl = (value: string | undefined) => /^(https?:\/\/\S+)/.exec(value ?? '')?.[1] ?? '';
 
 describe.runIf(run)('npm start (api/src/start.ts): API and demo site', () => {
   let started: Started;
