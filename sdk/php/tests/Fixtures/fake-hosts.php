@@ -5,17 +5,18 @@ declare(strict_types=1);
 /*
  * The fake hosts of the shared vectors (sdk/test-vectors/README.md): main, fallback1 and fallback2 on
  * three ports of one process, serving one case's scripted answers and logging every request as a JSON
- * line. Usage: php fake-hosts.php CASE.json LOG.jsonl; prints {"main": url, ...} on its first line, then
- * serves until it is terminated.
+ * line. Usage: php fake-hosts.php CASE.json LOG.jsonl [PORTS_JSON]; prints {"main": url, ...} on its first
+ * line, then serves until it is terminated. PORTS_JSON ({"fallback1": 8123}) fixes some ports.
  */
 
 [$self, $caseFile, $logFile] = $argv;
+$ports = json_decode($argv[3] ?? '{}', true);
 $answers = json_decode((string) file_get_contents($caseFile), true, 512, JSON_THROW_ON_ERROR);
 
 $listeners = [];
 $urls = [];
 foreach (['main', 'fallback1', 'fallback2'] as $host) {
-    $server = stream_socket_server('tcp://127.0.0.1:0', $errno, $errstr);
+    $server = stream_socket_server('tcp://127.0.0.1:' . ($ports[$host] ?? 0), $errno, $errstr);
     if ($server === false) {
         fwrite(STDERR, "listen: $errstr\n");
         exit(1);

@@ -13,15 +13,18 @@ final class FakeHosts
     private $process;
     private string $dir;
 
-    /** @param array<string, mixed> $answers the case's answers */
-    public function __construct(array $answers)
+    /**
+     * @param array<string, mixed> $answers the case's answers
+     * @param array<string, int> $ports fixed ports for some hosts (the others are free ports)
+     */
+    public function __construct(array $answers, array $ports = [])
     {
         $this->dir = sys_get_temp_dir() . '/gatehouse-php-vectors-' . bin2hex(random_bytes(6));
         mkdir($this->dir);
         file_put_contents("$this->dir/case.json", json_encode((object) $answers));
         touch("$this->dir/log.jsonl");
         $this->process = proc_open(
-            [PHP_BINARY, __DIR__ . '/../Fixtures/fake-hosts.php', "$this->dir/case.json", "$this->dir/log.jsonl"],
+            [PHP_BINARY, __DIR__ . '/../Fixtures/fake-hosts.php', "$this->dir/case.json", "$this->dir/log.jsonl", json_encode((object) $ports)],
             [1 => ['pipe', 'w'], 2 => ['file', "$this->dir/stderr", 'w']],
             $pipes,
         );
