@@ -57,7 +57,8 @@ const passData = {
   },
 };
 
-const creds = { appKey: 'ak_test', appSecret: 'sk_test' };
+/** No standby discovery in these tests (see transport.test.ts and test/vectors.test.ts for the routing). */
+const creds = { appKey: 'ak_test', appSecret: 'sk_test', backupServers: [] as string[] };
 
 describe('new Gatehouse(options)', () => {
   it.each([
@@ -166,7 +167,7 @@ describe('validate', () => {
     },
   );
 
-  it('offline_ tokens are flagged offline and, today, sent to the main API (see transport.ts)', async () => {
+  it('offline_ tokens are flagged offline; without backup hosts they go to the main API', async () => {
     const { fetch, calls } = scripted(fail(404, 'token_not_found'));
     const verdict = await new Gatehouse({ ...creds, fetch }).validate('offline_x');
     expect(verdict).toMatchObject({ valid: false, offline: true, errorCode: 'token_not_found' });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MAX_TOKEN_LENGTH, PREFIX } from '@gatehouse/core/tokens';
 import { type Answer, errorFromAnswer, GatehouseApiError, GatehouseConfigError } from './errors.ts';
 import { type GatehouseOptions, resolveOptions } from './options.ts';
+import { StandbyDirectory } from './standby.ts';
 import { Transport } from './transport.ts';
 import {
   clientOnlyVerdict,
@@ -62,7 +63,12 @@ export class Gatehouse {
 
   constructor(options: GatehouseOptions) {
     const o = resolveOptions(options);
-    this.#transport = new Transport(o);
+    const given = o.backupServers;
+    const directory = given ? null : new StandbyDirectory(o);
+    this.#transport = new Transport({
+      ...o,
+      backupHosts: async (duringOutage) => given ?? (await directory!.lists(duringOutage)).fallback,
+    });
   }
 
   /** The main API's base URL this client talks to. */
@@ -72,8 +78,9 @@ export class Gatehouse {
 
   /**
    * Validates a pass token (POST /v1/validate) and consumes it. Whatever the end user sent, the answer is a
-   * verdict: replayed, expired, unknown or forged tokens give `valid: false` with `errorCode`. Throws
-   * (GatehouseError) only when no verdict could be had: bad credentials, network, 5xx after retries.
+   * verdict: replayed, expired, unknown or forged tokens give `valid: false` with `errorCode`. `offline_`
+   * tokens (minted by the standby during an outage) go to the backup API hosts first, then the main API.
+   * Throws (GatehouseError) only when no verdict could be had: bad credentials, network, 5xx after retries.
    */
   async validate(passToken: string, options: ValidateOptions = {}): Promise<Verdict> {
     checkOptions(options, VALIDATE_OPTIONS, 'validate');
@@ -93,15 +100,17 @@ export class Gatehouse {
     // 2. Client-only tokens were made in a browser that reached no Gatehouse service: never verifiable.
     if (passToken.startsWith(PREFIX.clientOnly)) return clientOnlyVerdict();
     flags.offline = passToken.startsWith(PREFIX.offline);
-    // 3. One key for every attempt of this call, so a retry after a lost answer gets the same verdict.
+    // 3. One key for every attempt of this call, on every host, so a retry after a lost answer gets the
+    //    same verdict wherever it lands.
     const body: Record<string, string> = {
       pass_token: passToken,
       idempotency_key: idempotencyKey ?? `idem_${randomUUID()}`,
     };
     if (clientIp !== undefined) body.client_ip = clientIp;
-    const [route] = this.#transport.validationRoute(passToken);
-    const answer = await this.#transport.send({ path: route!.path, body: { json: body } }, route);
-    // 4. A success is a verdict; so are the token errors. Anything else throws.
+    // 4. offline_: the backup hosts, then the main API; anything else: the main API (transport.ts).
+    const route = await this.#transport.validationRoute(passToken);
+    const answer = await this.#transport.send({ path: '/v1/validate', body: { json: body } }, route);
+    // 5. A success is a verdict; so are the token errors. Anything else throws.
     if (answer.envelope?.code === 0) {
       return verdictFromData(answer.envelope.data, flags, expectedAction, answer.requestId);
     }
@@ -143,6 +152,7 @@ export class Gatehouse {
       }
       form.set(field, String(value));
     }
+    await this.#transport.discover();
     const answer = await this.#transport.send({
       path: '/v1/server/challenge/issue',
       body: { form },

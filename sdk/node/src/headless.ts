@@ -1,13 +1,28 @@
-import { nativeHasher, type Puzzle, solvePuzzle, wasmHasher } from '@gatehouse/core/pow';
-import { errorFromAnswer, GatehouseError } from './errors.ts';
-import { DEFAULT_BASE_URL } from './options.ts';
-import { connectionError, parseEnvelope } from './transport.ts';
+import { randomBytes } from 'node:crypto';
+import { PREFIX } from '@gatehouse/core/tokens';
+import { GatehouseError } from './errors.ts';
+import {
+  GatehouseChallengeError,
+  type HostSolve,
+  hostFailed,
+  IMAGE_TIER_MESSAGE,
+  type ProtocolInput,
+  solveOnHost,
+} from './headless-protocol.ts';
+import { DEFAULT_BASE_URL, serverList } from './options.ts';
+import { sharedDirectory } from './standby.ts';
+
+export { GatehouseChallengeError, IMAGE_TIER_MESSAGE };
 
 /**
  * Headless client: solves a challenge the way the web widget does (init, proof-of-work, submit) and
- * returns the pass token, for integrators' CI and load tests. It passes only where the app's policy gives
- * the invisible tier: a test-mode app, or a risk policy whose thresholds put every score there. It never
- * attempts image challenges.
+ * returns the pass token, for integrators' CI, load tests and failover drills. It passes only where the
+ * app's policy gives the invisible tier: a test-mode app, or a risk policy whose thresholds put every
+ * score there. It never attempts image challenges.
+ *
+ * Continuity, as the widget: the main API first, on every solve; when it really fails (no answer, a
+ * timeout, a 5xx other than `service_online`) the standby's `bypass.` hosts in order, which answer
+ * `offline_` tokens; when none of them can verify either, a client-side `co_` token.
  */
 
 export interface SolveChallengeOptions {
@@ -28,143 +43,140 @@ export interface SolveChallengeOptions {
   /** Aborts the requests and the proof-of-work. */
   signal?: AbortSignal;
   fetch?: typeof globalThis.fetch;
-  /** Time allowed for each of the two requests. Default 10000. */
+  /** Time allowed for each request. Default 10000. */
   timeoutMs?: number;
+  /**
+   * The standby's end-user hosts (`bypass.`). Leave it unset: they are discovered from the main API
+   * (`GET /v1/standby`) on first contact and kept. `[]` turns the standby off.
+   */
+  bypassServers?: string[];
+  /**
+   * When neither the main API nor a bypass host can verify: resolve with a client-side `co_` token,
+   * `route: 'client-only'` (true, the default, as the web widget completes), or throw the main API's
+   * error (false). No server ever reports a `co_` token valid.
+   */
+  clientOnlyFallback?: boolean;
+  /**
+   * How long to keep going back and forth while the main API fails and a bypass host still answers
+   * `service_online` (its probes have not yet seen the outage). Default 15000.
+   */
+  failoverWaitMs?: number;
 }
+
+/** Which path produced the token: the main API, the standby (`offline_`), or nobody (`co_`). */
+export type SolveRoute = 'main' | 'standby' | 'client-only';
 
 export interface SolvedChallenge {
-  /** `pt_...`, or `dg_...` when the app's quota is exhausted (then `degraded` is true). */
+  /** `pt_...` (main), `dg_...` (main, quota exhausted), `offline_...` (standby) or `co_...` (client-only). */
   passToken: string;
-  /** `invisible`, or `degraded` when no challenge was given. */
-  tier: 'invisible' | 'degraded';
+  /** `invisible`; `degraded` when no challenge was given; `client-only` when nothing could verify. */
+  tier: 'invisible' | 'degraded' | 'client-only';
   degraded: boolean;
-  /** `ch_...`; null for a degraded token. */
+  /** A `co_` token: made here because no Gatehouse service could verify; never valid on a server. */
+  clientOnly: boolean;
+  route: SolveRoute;
+  /** The base URL that issued the token; null for a `co_` token. */
+  host: string | null;
+  /** `ch_...`; null for a degraded or client-only token. */
   challengeId: string | null;
-  /** Seconds the token stays valid. */
+  /** Seconds the token stays valid (0 for a `co_` token). */
   expiresIn: number;
-  /** Milliseconds spent on the proof-of-work (0 when degraded). */
+  /** Milliseconds spent on the proof-of-work (0 when degraded or client-only). */
   solveMs: number;
+  /** Why the main API was left (`network_error: ...`); null on the main route. */
+  mainFailure: string | null;
 }
 
-/** The challenge cannot be solved headlessly (an image tier), or the API answered outside the protocol. */
-export class GatehouseChallengeError extends GatehouseError {
-  override name = 'GatehouseChallengeError';
-}
+const DEFAULT_FAILOVER_WAIT_MS = 15_000;
 
-export const IMAGE_TIER_MESSAGE =
-  "this app's policy gave the image tier; the headless solver passes only where the policy gives the invisible tier";
-
-const HEADLESS_USER_AGENT = 'gatehouse-headless/0.1.0 (@gatehouse/node)';
-
-/** Runs init → proof-of-work → submit against the real API and returns the pass token. */
+/** Solves a challenge: the main API, else a bypass host, else (by default) a client-only token. */
 export async function solveChallenge(options: SolveChallengeOptions): Promise<SolvedChallenge> {
   const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const post = poster(baseUrl, options);
-  // 1. Initialization: the server scores the request and chooses the tier.
-  const init = await post('/v1/challenge/init', {
-    app_key: options.appKey,
-    action: options.action,
-    platform: options.platform ?? 'web',
-    ...(options.serverToken ? { server_token: options.serverToken } : {}),
-    ...(options.referer ? { referer: options.referer } : {}),
-    ...(options.deviceId ? { device_id: options.deviceId } : {}),
-    ...(options.fingerprint ? { fingerprint: options.fingerprint } : {}),
-  });
-  // 2. Quota exhausted: the widget completes at once with the dg_ token, and so do we, flagged.
-  if (init.mode === 'degraded' && typeof init.pass_token === 'string') {
-    return {
-      passToken: init.pass_token,
-      tier: 'degraded',
-      degraded: true,
-      challengeId: null,
-      expiresIn: Number(init.expires_in ?? 0),
-      solveMs: 0,
-    };
-  }
-  if (
-    init.mode !== 'challenge' ||
-    typeof init.challenge_id !== 'string' ||
-    typeof init.challenge !== 'string'
-  ) {
-    throw unexpected(`${baseUrl}/v1/challenge/init answered outside the challenge protocol.`);
-  }
-  // 3. Only the invisible tier: a tier with an image needs a person.
-  if (init.tier !== 'invisible' || init.image !== undefined) {
-    throw new GatehouseChallengeError(`Gatehouse: ${IMAGE_TIER_MESSAGE} (tier: ${String(init.tier)}).`, {
-      code: 'image_tier',
-    });
-  }
-  // 4. The proof-of-work, with the native Argon2id where Node has it (byte-identical to the WASM one).
-  const started = performance.now();
-  let pow: { nonces: number[] };
-  try {
-    pow = await solvePuzzle(init.pow as Puzzle, {
-      hasher: nativeHasher() ?? wasmHasher,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  } catch (err) {
-    if (options.signal?.aborted) throw err;
-    throw unexpected(`The proof-of-work puzzle could not be solved: ${(err as Error).message}`);
-  }
-  const solveMs = Math.round(performance.now() - started);
-  // 5. Submission: one solved challenge, one pass token.
-  const submitted = await post('/v1/challenge/submit', {
-    app_key: options.appKey,
-    challenge_id: init.challenge_id,
-    challenge: init.challenge,
-    pow,
-  });
-  if (typeof submitted.pass_token !== 'string') {
-    throw unexpected(`${baseUrl}/v1/challenge/submit answered without a pass_token.`);
-  }
-  return {
-    passToken: submitted.pass_token,
-    tier: 'invisible',
-    degraded: false,
-    challengeId: typeof submitted.challenge_id === 'string' ? submitted.challenge_id : init.challenge_id,
-    expiresIn: Number(submitted.expires_in ?? 0),
-    solveMs,
+  const input: ProtocolInput = {
+    ...options,
+    fetch: options.fetch ?? globalThis.fetch,
+    timeoutMs: options.timeoutMs ?? 10_000,
   };
-}
-
-/** POSTs JSON like the widget (no credentials); the success envelope's data, or the mapped error. */
-function poster(baseUrl: string, options: SolveChallengeOptions) {
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  return async function post(path: string, body: object): Promise<Record<string, unknown>> {
-    const url = baseUrl + path;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    let res: Response;
-    let text: string;
+  const given =
+    options.bypassServers === undefined ? null : serverList(options.bypassServers, 'bypassServers');
+  const directory = given
+    ? null
+    : sharedDirectory({ baseUrl, fetch: input.fetch, timeoutMs: input.timeoutMs });
+  // Learn the standby hosts on first contact, beside the main API's init: no added latency, and known
+  // by the time the main API fails.
+  const discovery = directory?.lists(false).catch(() => undefined);
+  const deadline = Date.now() + (options.failoverWaitMs ?? DEFAULT_FAILOVER_WAIT_MS);
+  let mainError: unknown;
+  for (let round = 0; ; round++) {
+    // 1. The main API first, every time: the client is back on it as soon as it answers.
     try {
-      res = await fetchImpl(url, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          Accept: 'application/json',
-          'User-Agent': HEADLESS_USER_AGENT,
-        },
-        body: JSON.stringify(body),
-        signal,
-      });
-      text = await res.text();
-    } catch (err) {
-      if (options.signal?.aborted) throw err;
-      throw connectionError(url, err, 1, timeoutMs);
+      return solved(await solveOnHost(baseUrl, input), 'main', baseUrl, null);
+    } catch (error) {
+      if (!hostFailed(error)) throw error;
+      mainError = error;
     }
-    const envelope = parseEnvelope(text);
-    if (envelope?.code === 0) return envelope.data;
-    throw errorFromAnswer({
-      url,
-      status: res.status,
-      requestId: res.headers.get('x-request-id'),
-      retryAfterSeconds: null,
-      envelope,
-    });
+    // 2. It really failed: the bypass hosts, in order, each moving on only after a real failure.
+    await discovery;
+    const hosts = given ?? (await directory!.lists(true)).bypass;
+    let online = false;
+    for (const host of hosts) {
+      try {
+        return solved(await solveOnHost(host, input), 'standby', host, mainError);
+      } catch (error) {
+        if (error instanceof GatehouseError && error.code === 'service_online') {
+          online = true;
+          break;
+        }
+        if (!hostFailed(error)) throw error;
+      }
+    }
+    // 3. service_online: the standby has not yet seen the outage. Back to the main API, a little later.
+    const delay = Math.min(1_000, 100 * 2 ** round);
+    if (!online || Date.now() + delay > deadline) break;
+    await pause(delay, options.signal);
+  }
+  // 4. Nothing could verify: complete anyway, as the widget does, with a token no server accepts.
+  if (options.clientOnlyFallback === false) throw mainError;
+  return {
+    passToken: `${PREFIX.clientOnly}${randomBytes(18).toString('base64url')}`,
+    tier: 'client-only',
+    degraded: false,
+    clientOnly: true,
+    route: 'client-only',
+    host: null,
+    challengeId: null,
+    expiresIn: 0,
+    solveMs: 0,
+    mainFailure: describe(mainError),
   };
 }
 
-function unexpected(message: string): GatehouseChallengeError {
-  return new GatehouseChallengeError(message, { code: 'unexpected_response' });
+function solved(s: HostSolve, route: 'main' | 'standby', host: string, mainError: unknown): SolvedChallenge {
+  return {
+    ...s,
+    degraded: s.tier === 'degraded',
+    clientOnly: false,
+    route,
+    host,
+    mainFailure: route === 'main' ? null : describe(mainError),
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof GatehouseError ? `${error.code}: ${error.message}` : String(error);
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 }

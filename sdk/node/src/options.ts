@@ -13,6 +13,12 @@ export interface GatehouseOptions {
   timeoutMs?: number;
   /** Retries after a network error or a 5xx. Default 2. */
   maxRetries?: number;
+  /**
+   * The backup API hosts (`fallbackapiv1.` hosts) that validate `offline_` tokens while the main API is
+   * down. Leave it unset: the SDK asks the main API (`GET /v1/standby`) on first use. `[]` turns the
+   * backup hosts off (offline_ tokens then go to the main API only). For tests and unusual networks.
+   */
+  backupServers?: string[];
 }
 
 export interface ResolvedOptions {
@@ -22,10 +28,12 @@ export interface ResolvedOptions {
   fetch: typeof globalThis.fetch;
   timeoutMs: number;
   maxRetries: number;
+  /** Given backup hosts, or null: discover them with GET /v1/standby. */
+  backupServers: string[] | null;
 }
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
-const KNOWN = ['appKey', 'appSecret', 'baseUrl', 'fetch', 'timeoutMs', 'maxRetries'];
+const KNOWN = ['appKey', 'appSecret', 'baseUrl', 'fetch', 'timeoutMs', 'maxRetries', 'backupServers'];
 /** Standby hosts begin with these labels (spec): they are not an alternative API. */
 const STANDBY_LABELS = ['bypass.', 'fallbackapiv1.'];
 
@@ -57,7 +65,22 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     fetch: fetchImpl as typeof globalThis.fetch,
     timeoutMs: integer(o.timeoutMs ?? 5_000, 'timeoutMs', 1, 600_000),
     maxRetries: integer(o.maxRetries ?? 2, 'maxRetries', 0, 10),
+    backupServers: o.backupServers === undefined ? null : serverList(o.backupServers, 'backupServers'),
   };
+}
+
+/** A list of standby base URLs (`backupServers`, `bypassServers`): http(s), no query, at most 8. */
+export function serverList(value: unknown, name: string): string[] {
+  if (!Array.isArray(value) || value.length > 8 || value.some((v) => typeof v !== 'string')) {
+    fail(`${name} must be an array of at most 8 URLs such as ['https://fallbackapiv1.example.com'].`);
+  }
+  return (value as string[]).map((v) => {
+    const url = URL.canParse(v) ? new URL(v) : null;
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+      fail(`${name} holds '${v}', which is not an http:// or https:// URL without a query string.`);
+    }
+    return url.href.replace(/\/+$/, '');
+  });
 }
 
 function fail(sentence: string): never {

@@ -1,10 +1,11 @@
+import { PREFIX } from '@gatehouse/core/tokens';
 import { type Answer, type Envelope, GatehouseConnectionError } from './errors.ts';
 import { DEFAULT_RETRY, type Outcome, parseRetryAfter, type RetryPolicy, retryDelay } from './retry.ts';
 
 /**
- * How the SDK reaches Gatehouse: one POST, with a timeout per attempt and the retry policy, to the main
- * API at `baseUrl`. The one place that knows hosts, so continuity (issue 4) plugs in here: see
- * `validationRoute`.
+ * How the SDK reaches Gatehouse: one logical call over a route of hosts, with a timeout per attempt and
+ * the retry policy. The one place that knows hosts: `validationRoute` sends `offline_` tokens to the
+ * backup API hosts first (continuity, docs/protocol.md "Standby"), everything else to the main API.
  */
 
 export interface TransportConfig {
@@ -14,6 +15,8 @@ export interface TransportConfig {
   fetch: typeof globalThis.fetch;
   timeoutMs: number;
   maxRetries: number;
+  /** The backup API hosts to try for `offline_` tokens (`duringOutage`: a known list, never refreshed first). */
+  backupHosts?: (duringOutage: boolean) => Promise<string[]>;
   /** Injected by tests; `setTimeout` otherwise. */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -26,7 +29,7 @@ export interface Call {
   retry?: Partial<Omit<RetryPolicy, 'maxRetries'>>;
 }
 
-/** Where a token is validated: a base URL and the path on it. */
+/** Where a call goes: a base URL and the path on it. */
 export interface Route {
   baseUrl: string;
   path: string;
@@ -48,43 +51,61 @@ export class Transport {
   }
 
   /**
-   * Where a pass token of this prefix is validated.
-   *
-   * ISSUE 4 (continuity) — NOT DONE. When the main API is down, `offline_` tokens must go to the backup
-   * API hosts (names beginning with `fallbackapiv1.`, `POST /api/validate`) with fallback from one to the
-   * other, switching only after a real failure and back on recovery. None of that exists in this SDK yet:
-   * today every token, `offline_` included, is sent to the main API's `POST /v1/validate` (which validates
-   * `offline_` tokens against the consumption the standby recorded), so while the main API is unreachable
-   * an `offline_` token gets a GatehouseConnectionError, never a wrong verdict.
+   * Where a pass token is validated, in order. `offline_` tokens (minted by the standby while the main
+   * API was down): each backup API host's `POST /api/validate`, then the main API's `POST /v1/validate`,
+   * which accepts them too and honours the consumption the standby recorded. Every other token: the main
+   * API only (`pt_` and `dg_` live in the main database; no backup host can answer for them). Asking for
+   * the route also discovers the backup hosts on first contact, whatever the token.
    */
-  validationRoute(_token: string): Route[] {
-    return [{ baseUrl: this.#config.baseUrl, path: '/v1/validate' }];
+  async validationRoute(token: string): Promise<Route[]> {
+    const main: Route = { baseUrl: this.#config.baseUrl, path: '/v1/validate' };
+    const offline = token.startsWith(PREFIX.offline);
+    const backups = (await this.#config.backupHosts?.(offline)) ?? [];
+    if (!offline) return [main];
+    return [...backups.map((baseUrl) => ({ baseUrl, path: '/api/validate' })), main];
   }
 
-  /** Sends one logical call to `route` (default: the main API), retrying as the policy says; returns the final answer. */
-  async send(call: Call, route: Route = { baseUrl: this.#config.baseUrl, path: call.path }): Promise<Answer> {
+  /** Learns the backup hosts when due (first contact), without sending anything else. */
+  async discover(): Promise<void> {
+    await this.#config.backupHosts?.(false);
+  }
+
+  /**
+   * Sends one logical call over `route` (default: the main API) and returns the final answer. Each host
+   * but the last gets one attempt and is left for the next on no answer or a 5xx; `service_online` from
+   * one of them (a standby saying the main API is up) jumps straight to the last, the main API. Only the
+   * last host is retried, as the policy says. Any other answer, a 4xx included, is final wherever it
+   * comes from. The caller sends the same body, idempotency key included, on every attempt.
+   */
+  async send(
+    call: Call,
+    route: Route[] = [{ baseUrl: this.#config.baseUrl, path: call.path }],
+  ): Promise<Answer> {
     const policy: RetryPolicy = { ...DEFAULT_RETRY, ...call.retry, maxRetries: this.#config.maxRetries };
-    const url = route.baseUrl + route.path;
     const sleep = this.#config.sleep ?? sleepFor;
-    for (let retry = 0; ; retry++) {
-      const result = await this.#attempt(url, call);
-      const outcome: Outcome =
-        'failure' in result
-          ? { kind: 'network' }
-          : {
-              kind: 'answer',
-              status: result.status,
-              error: result.envelope?.code === -1 ? result.envelope.error : null,
-              retryAfterSeconds: result.retryAfterSeconds,
-            };
-      const delay = retryDelay(outcome, retry, policy, this.#config.random);
-      if (delay === null) {
-        if ('failure' in result)
-          throw connectionError(url, result.failure, retry + 1, this.#config.timeoutMs);
-        return result;
+    const tried: string[] = [];
+    for (let i = 0; i < route.length; i++) {
+      const url = route[i]!.baseUrl + route[i]!.path;
+      const last = i === route.length - 1;
+      for (let retry = 0; ; retry++) {
+        const result = await this.#attempt(url, call);
+        const outcome = outcomeOf(result);
+        if (!last) {
+          if (!failsOver(outcome)) return result as Answer;
+          tried.push(route[i]!.baseUrl);
+          if (outcome.kind === 'answer' && outcome.error === 'service_online') i = route.length - 2;
+          break;
+        }
+        const delay = retryDelay(outcome, retry, policy, this.#config.random);
+        if (delay === null) {
+          if ('failure' in result)
+            throw connectionError(url, result.failure, retry + 1, this.#config.timeoutMs, tried);
+          return result;
+        }
+        await sleep(delay);
       }
-      await sleep(delay);
     }
+    throw new Error('Transport.send needs a route of at least one host.');
   }
 
   async #attempt(url: string, call: Call): Promise<Answer | { failure: unknown }> {
@@ -120,6 +141,22 @@ export class Transport {
   }
 }
 
+/** What an attempt produced, as far as retrying and failing over are concerned. */
+function outcomeOf(result: Answer | { failure: unknown }): Outcome {
+  if ('failure' in result) return { kind: 'network' };
+  return {
+    kind: 'answer',
+    status: result.status,
+    error: result.envelope?.code === -1 ? result.envelope.error : null,
+    retryAfterSeconds: result.retryAfterSeconds,
+  };
+}
+
+/** A host that gave no answer, a 5xx, or `service_online` is left for the next host of the route. */
+export function failsOver(outcome: Outcome): boolean {
+  return outcome.kind === 'network' || outcome.status >= 500;
+}
+
 /** The envelope, when the body is one; anything else (a proxy's HTML page, truncated JSON) is null. */
 export function parseEnvelope(text: string): Envelope | null {
   let value: unknown;
@@ -140,11 +177,18 @@ export function parseEnvelope(text: string): Envelope | null {
 }
 
 /** The error for an attempt that got no HTTP answer: `timeout` or `network_error`, with the system's reason. */
-export function connectionError(url: string, failure: unknown, attempts: number, timeoutMs: number) {
+export function connectionError(
+  url: string,
+  failure: unknown,
+  attempts: number,
+  timeoutMs: number,
+  tried: string[] = [],
+) {
   const timedOut = (failure as Error)?.name === 'TimeoutError';
   const reason = timedOut ? `no answer within ${timeoutMs} ms` : networkReason(failure);
   const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
-  return new GatehouseConnectionError(`Could not reach Gatehouse at ${url} (${tries}): ${reason}.`, {
+  const before = tried.length ? `; the backup hosts ${tried.join(', ')} failed first` : '';
+  return new GatehouseConnectionError(`Could not reach Gatehouse at ${url} (${tries}): ${reason}${before}.`, {
     code: timedOut ? 'timeout' : 'network_error',
     cause: failure,
   });

@@ -62,6 +62,7 @@ describe('docs/sdk-node.md examples', () => {
       'errors',
       'server-token',
       'cli',
+      'continuity',
     ]);
   });
 
