@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,5 +124,55 @@ func TestConcurrentFirstCallsDiscoverOnce(t *testing.T) {
 	wg.Wait()
 	if d.count() != 1 {
 		t.Fatalf("%d discoveries, want 1", d.count())
+	}
+}
+
+func TestDiscoveryIsPublicDeduplicatedAndBounded(t *testing.T) {
+	var header http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		header = r.Header.Clone()
+		var list []string
+		for i := 0; i < 12; i++ {
+			list = append(list, fmt.Sprintf(`"https://fallbackapiv1-%d.example"`, i%10))
+		}
+		fmt.Fprintf(w, `{"code":0,"data":{"fallback":[%s]}}`, strings.Join(list, ","))
+	}))
+	defer srv.Close()
+	c, _ := NewClient("ak_1", "sk_1", WithBaseURL(srv.URL))
+	hosts := c.standby.get(context.Background(), false)
+	if len(hosts) != maxBackupHosts || hosts[0] != "https://fallbackapiv1-0.example" {
+		t.Errorf("hosts %v", hosts)
+	}
+	if header.Get("X-App-Secret") != "" || header.Get("X-App-Key") != "" {
+		t.Error("the app's credentials were sent to the public discovery endpoint")
+	}
+}
+
+func TestCallsDuringDiscoveryWaitForIt(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		fmt.Fprint(w, `{"code":0,"data":{"fallback":["https://fallbackapiv1-a.example"]}}`)
+	}))
+	defer srv.Close()
+	c, _ := NewClient("ak_1", "sk_1", WithBaseURL(srv.URL))
+	first := make(chan []string)
+	go func() { first <- c.standby.get(context.Background(), false) }()
+	for {
+		c.standby.mu.Lock()
+		started := c.standby.fetching != nil
+		c.standby.mu.Unlock()
+		if started {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan []string)
+	go func() { second <- c.standby.get(context.Background(), true) }()
+	close(release)
+	for _, ch := range []chan []string{first, second} {
+		if got := <-ch; len(got) != 1 {
+			t.Errorf("hosts %v", got)
+		}
 	}
 }

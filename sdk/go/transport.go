@@ -33,6 +33,8 @@ type request struct {
 	body        []byte
 	// retryRateLimited retries a 429 after its Retry-After (server-token issuance).
 	retryRateLimited bool
+	// public leaves the app's credentials out (GET /v1/standby needs none).
+	public bool
 }
 
 // answer is an HTTP answer, with its envelope when the body was one.
@@ -118,8 +120,10 @@ func (c *Client) attempt(ctx context.Context, rawURL string, req request) (*answ
 	if err != nil {
 		return nil, err
 	}
-	httpReq.Header.Set("X-App-Key", c.appKey)
-	httpReq.Header.Set("X-App-Secret", c.appSecret)
+	if !req.public {
+		httpReq.Header.Set("X-App-Key", c.appKey)
+		httpReq.Header.Set("X-App-Secret", c.appSecret)
+	}
 	httpReq.Header.Set("Accept", "application/json")
 	httpReq.Header.Set("User-Agent", c.userAgent)
 	if req.contentType != "" {

@@ -269,11 +269,14 @@ func checkRequests(t *testing.T, hosts *fakeHosts, base vectorClient, want []exp
 		if g.method != w.Method || g.path != w.Path {
 			t.Errorf("request %d: %s %s, want %s %s", i+1, g.method, g.path, w.Method, w.Path)
 		}
+		if g.method != "POST" {
+			if g.header.Get("X-App-Secret") != "" {
+				t.Errorf("request %d: the app secret was sent to %s %s", i+1, g.method, g.path)
+			}
+			continue
+		}
 		if g.header.Get("X-App-Key") != base.AppKey || g.header.Get("X-App-Secret") != base.AppSecret {
 			t.Errorf("request %d: credentials headers missing or wrong", i+1)
-		}
-		if g.method != "POST" {
-			continue
 		}
 		if ct := g.header.Get("Content-Type"); ct != contentType {
 			t.Errorf("request %d: Content-Type %q, want %q", i+1, ct, contentType)

@@ -83,6 +83,16 @@ final class StandbyHostsTest extends TestCase
         self::assertCount(3, $this->http->requests);
     }
 
+    public function testDiscoveryIsPublicDeduplicatedAndBounded(): void
+    {
+        $this->fallback = json_encode(array_map(fn (int $i) => 'https://fallbackapiv1-' . ($i % 10) . '.example', range(0, 11)));
+        $hosts = $this->hosts(false)->get(false);
+        self::assertCount(StandbyHosts::MAX_HOSTS, $hosts);
+        self::assertSame('https://fallbackapiv1-0.example', $hosts[0]);
+        self::assertArrayNotHasKey('X-App-Secret', $this->http->requests[0]['headers']);
+        self::assertArrayNotHasKey('X-App-Key', $this->http->requests[0]['headers']);
+    }
+
     public function testA404MeansNoStandbyHosts(): void
     {
         $this->answer = 404;

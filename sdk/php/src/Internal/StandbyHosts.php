@@ -21,6 +21,8 @@ final class StandbyHosts
     public const TTL = 600;
     /** Seconds after a failed discovery (no answer, 5xx) before the next one may be tried. */
     public const RETRY = 30;
+    /** A published list is cut at this many hosts: two are deployed, a few more are tolerated. */
+    public const MAX_HOSTS = 8;
 
     /** @var list<string>|null null until an answer was had */
     private ?array $hosts = null;
@@ -69,15 +71,15 @@ final class StandbyHosts
     }
 
     /**
-     * GET /v1/standby once, without retries: the fallback list, [] for a 404 (an API without the
-     * endpoint), or null when there was no usable answer.
+     * GET /v1/standby once, without retries and without credentials (the list is public): the fallback
+     * list, [] for a 404 (an API without the endpoint), or null when there was no usable answer.
      *
      * @return list<string>|null
      */
     private function discover(): ?array
     {
         try {
-            $answer = $this->transport->attempt($this->config->baseUrl . '/v1/standby', 'GET', null, null);
+            $answer = $this->transport->attempt($this->config->baseUrl . '/v1/standby', 'GET', null, null, true);
         } catch (TransportException) {
             return null;
         }
@@ -91,7 +93,7 @@ final class StandbyHosts
         foreach (is_array($answer->data['fallback'] ?? null) ? $answer->data['fallback'] : [] as $url) {
             if (is_string($url) && preg_match('#^https?://[^/?\#\s]+(/[^?\#\s]*)?$#i', $url) === 1) {
                 $url = rtrim($url, '/');
-                if ($url !== $this->config->baseUrl) {
+                if ($url !== $this->config->baseUrl && !in_array($url, $hosts, true) && count($hosts) < self::MAX_HOSTS) {
                     $hosts[] = $url;
                 }
             }

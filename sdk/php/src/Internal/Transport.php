@@ -77,12 +77,14 @@ final class Transport
         throw new \LogicException('Gatehouse: send() was given an empty route.');
     }
 
-    /** One HTTP request with the app's credentials; throws TransportException without an answer. */
-    public function attempt(string $url, string $method, ?string $body, ?string $contentType): Answer
+    /**
+     * One HTTP request, with the app's credentials unless $public (GET /v1/standby needs none); throws
+     * TransportException without an answer.
+     */
+    public function attempt(string $url, string $method, ?string $body, ?string $contentType, bool $public = false): Answer
     {
-        $headers = [
-            'X-App-Key' => $this->config->appKey,
-            'X-App-Secret' => $this->config->appSecret,
+        $headers = $public ? [] : ['X-App-Key' => $this->config->appKey, 'X-App-Secret' => $this->config->appSecret];
+        $headers += [
             'Accept' => 'application/json',
             'User-Agent' => 'gatehouse-php/' . self::VERSION . ' (PHP ' . PHP_VERSION . ')',
         ];
