@@ -1,0 +1,517 @@
+/**
+ * The gatehouse Helm chart: copies in sync with the operator, every value documented, `helm lint --strict`,
+ * renders with default and two-region values, each validation's readable failure, then the rendered
+ * objects against a real kube-apiserver: kubeconform with its schemas, offline and strict, and a
+ * server-side dry-run of every object after the CRD was created for real.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dump, load } from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { drift } from '../scripts/sync-operator.ts';
+import { type ControlPlane, startControlPlane } from './lib/control-plane.ts';
+import {
+  applyDryRun,
+  type KubeObject,
+  kubeconform,
+  parseObjects,
+  waitForOpenApiKind,
+  writeSchemas,
+} from './lib/kube.ts';
+import { CHART, missingTools, REPO, run } from './lib/tools.ts';
+
+const TWO_REGION = join(CHART, 'ci/two-region-values.yaml');
+const KUBE_VERSION = '1.37.1';
+const SUITE = 'charts/test/chart.test.ts';
+const noHelm = missingTools(`${SUITE} (helm)`, ['helm']).length > 0;
+const noCluster =
+  missingTools(`${SUITE} (cluster)`, ['helm', 'kubeconform', 'etcd', 'kube-apiserver']).length > 0;
+
+const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-chart-values-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** `helm template` of the chart with extra arguments (values files, --set). */
+function template(args: string[], namespace = 'gatehouse-system') {
+  return run('helm', [
+    'template',
+    'gatehouse',
+    CHART,
+    '--namespace',
+    namespace,
+    '--include-crds',
+    '--kube-version',
+    KUBE_VERSION,
+    ...args,
+  ]);
+}
+
+async function render(args: string[], namespace?: string): Promise<{ yaml: string; objects: KubeObject[] }> {
+  const r = await template(args, namespace);
+  if (r.code !== 0) throw new Error(`helm template ${args.join(' ')} failed:\n${r.stderr}`);
+  return { yaml: r.stdout, objects: parseObjects(r.stdout) };
+}
+
+/** A values file in the scratch folder. */
+function valuesFile(name: string, values: unknown) {
+  const path = join(scratch, `${name}.yaml`);
+  writeFileSync(path, dump(values));
+  return path;
+}
+
+const find = (objects: KubeObject[], kind: string, name: string) => {
+  const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o)
+    throw new Error(`no ${kind} ${name} in ${objects.map((x) => `${x.kind}/${x.metadata.name}`).join(', ')}`);
+  return o;
+};
+
+type Container = {
+  name: string;
+  env?: { name: string; value?: string }[];
+  command?: string[];
+  resources?: { requests?: unknown; limits?: unknown };
+  securityContext?: Record<string, unknown>;
+};
+type PodSpec = {
+  containers: Container[];
+  initContainers?: Container[];
+  securityContext?: Record<string, unknown>;
+};
+
+/** The pod template of a workload (Deployment, StatefulSet, Job, CronJob). */
+function podSpec(o: KubeObject): PodSpec | undefined {
+  type Template = { template?: { spec?: PodSpec } };
+  const spec = o.spec as (Template & { jobTemplate?: { spec?: Template } }) | undefined;
+  if (o.kind === 'CronJob') return spec?.jobTemplate?.spec?.template?.spec;
+  if (['Deployment', 'StatefulSet', 'Job', 'DaemonSet'].includes(o.kind)) return spec?.template?.spec;
+  return undefined;
+}
+
+describe('chart sources', () => {
+  it('has the CRD and RBAC copies the operator owns, unchanged (charts/scripts/sync-operator.ts)', () => {
+    const stale = drift().map((f) => `${f.path} differs from ${f.from}`);
+    expect(stale, 'run: node charts/scripts/sync-operator.ts').toEqual([]);
+  });
+
+  it('documents every value with a `## @param` line, and documents nothing that is not a value', () => {
+    const text = readFileSync(join(CHART, 'values.yaml'), 'utf8');
+    const documented = new Set([...text.matchAll(/^## @param (\S+)/gm)].map((m) => m[1]!));
+    const leaves: string[] = [];
+    const walk = (value: unknown, path: string): void => {
+      if (documented.has(path)) {
+        leaves.push(path);
+      } else if (Array.isArray(value)) {
+        for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
+      } else if (value && typeof value === 'object' && Object.keys(value).length) {
+        for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
+      } else {
+        leaves.push(path);
+      }
+    };
+    walk(load(text), '');
+    expect(
+      leaves.filter((l) => !documented.has(l)),
+      'values without a ## @param line',
+    ).toEqual([]);
+    expect(
+      [...documented].filter((d) => !leaves.includes(d)),
+      '## @param lines naming no value',
+    ).toEqual([]);
+  });
+
+  it('gives every table of core/src/db/schema.ts a CockroachDB locality', () => {
+    const schema = readFileSync(join(REPO, 'core/src/db/schema.ts'), 'utf8');
+    const tables = [...schema.matchAll(/pgTable\(\s*'([a-z_]+)'/g)].map((m) => m[1]!).sort();
+    const values = load(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as {
+      cockroachdb: { tables: { regionalByRow: string[]; global: string[] } };
+    };
+    const placed = [...values.cockroachdb.tables.regionalByRow, ...values.cockroachdb.tables.global].sort();
+    expect(placed).toEqual(tables);
+    expect(values.cockroachdb.tables.global.sort()).toEqual(['apps', 'settings']);
+  });
+});
+
+describe.skipIf(noHelm)('helm lint and template', () => {
+  it('passes helm lint --strict with the default and the two-region values', {
+    timeout: 120_000,
+  }, async () => {
+    for (const extra of [[], ['-f', TWO_REGION]]) {
+      const r = await run('helm', ['lint', '--strict', '--kube-version', KUBE_VERSION, CHART, ...extra]);
+      expect(r.code, `helm lint --strict ${extra.join(' ')}\n${r.stdout}${r.stderr}`).toBe(0);
+      expect(r.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    }
+  });
+
+  it('renders the defaults: CRD, operator with RBAC and leader election, one region of CockroachDB, Redis', {
+    timeout: 60_000,
+  }, async () => {
+    const { objects } = await render([]);
+    const kinds = new Set(objects.map((o) => o.kind));
+    for (const k of [
+      'CustomResourceDefinition',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'Deployment',
+      'StatefulSet',
+      'Job',
+      'CronJob',
+      'Secret',
+      'Service',
+      'PodDisruptionBudget',
+      'ConfigMap',
+    ]) {
+      expect(kinds, k).toContain(k);
+    }
+    const operator = find(objects, 'Deployment', 'gatehouse-operator');
+    expect((operator.spec as { replicas: number }).replicas).toBe(2);
+    const env = Object.fromEntries(
+      (podSpec(operator)!.containers[0]!.env ?? []).map((e) => [e.name, e.value]),
+    );
+    expect(env).toMatchObject({
+      LEADER_ELECT: 'true',
+      LEADER_ELECTION_ID: 'gatehouse-operator',
+      GATEHOUSE_RUNTIME_SECRET: 'gatehouse-runtime',
+    });
+    expect(env.GATEHOUSE_ADMIN_URL).toBe(
+      'http://gatehouse-admin-api.gatehouse-system.svc.cluster.local:8080',
+    );
+    const crd = find(objects, 'CustomResourceDefinition', 'apps.gatehouse.dev');
+    expect(crd).toEqual(
+      load(readFileSync(join(REPO, 'operator/config/crd/bases/gatehouse.dev_apps.yaml'), 'utf8')),
+    );
+    const role = find(objects, 'ClusterRole', 'gatehouse-operator') as KubeObject & { rules: unknown };
+    expect(role.rules).toEqual(
+      (load(readFileSync(join(CHART, 'files/operator-rbac.yaml'), 'utf8')) as { clusterRules: unknown })
+        .clusterRules,
+    );
+    expect(
+      objects
+        .filter((o) => o.kind === 'StatefulSet')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['gatehouse-cockroachdb-eu-west', 'gatehouse-redis']);
+  });
+
+  it('runs every container non-root, read-only, without capabilities, with resources', {
+    timeout: 60_000,
+  }, async () => {
+    for (const args of [[], ['-f', TWO_REGION]]) {
+      const { objects } = await render(args);
+      for (const o of objects) {
+        const pod = podSpec(o);
+        if (!pod) continue;
+        expect(pod.securityContext, `${o.kind} ${o.metadata.name}`).toMatchObject({
+          runAsNonRoot: true,
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+          const where = `${o.kind} ${o.metadata.name} container ${c.name}`;
+          expect(c.securityContext, where).toMatchObject({
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            runAsNonRoot: true,
+            capabilities: { drop: ['ALL'] },
+          });
+          expect(c.resources?.requests, where).toBeDefined();
+          expect(c.resources?.limits, where).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it('renders two regions: one StatefulSet per region with its locality, one join list, the multi-region SQL', {
+    timeout: 60_000,
+  }, async () => {
+    const { objects } = await render(['-f', TWO_REGION]);
+    const join =
+      'gatehouse-cockroachdb-eu-west-0.gatehouse-cockroachdb.gatehouse-system.svc.cluster.local:26257';
+    for (const [region, locality] of [
+      ['eu-west', 'europe-west1'],
+      ['us-east', 'us-east1'],
+    ]) {
+      const sts = find(objects, 'StatefulSet', `gatehouse-cockroachdb-${region}`);
+      const start = podSpec(sts)!.containers[0]!.command!.join(' ');
+      expect(start).toContain(`--locality=region=${locality},cloud=gce`);
+      expect(start).toContain(`--join=${join},`);
+      expect(start).toContain('gatehouse-cockroachdb-us-east-2.gatehouse-cockroachdb');
+      expect(start).toContain('--certs-dir=/cockroach/cockroach-certs');
+      expect((sts.spec as { replicas: number }).replicas).toBe(3);
+      const db = find(objects, 'Secret', `gatehouse-db-${region}`) as KubeObject & {
+        data: { DATABASE_URL: string };
+      };
+      expect(Buffer.from(db.data.DATABASE_URL, 'base64').toString()).toMatch(
+        new RegExp(
+          `^postgresql://gatehouse:[A-Za-z0-9]{40}@gatehouse-cockroachdb-${region}-public\\.gatehouse-system\\.svc\\.cluster\\.local:26257/gatehouse\\?sslmode=require$`,
+        ),
+      );
+    }
+    const scripts = find(objects, 'ConfigMap', 'gatehouse-cockroachdb-scripts') as KubeObject & {
+      data: Record<string, string>;
+    };
+    expect(scripts.data['init.sh']).toContain(
+      'ALTER DATABASE $DATABASE SET PRIMARY REGION \\"europe-west1\\"',
+    );
+    expect(scripts.data['init.sh']).toContain(
+      'ALTER DATABASE $DATABASE ADD REGION IF NOT EXISTS \\"us-east1\\"',
+    );
+    expect(scripts.data['init.sh']).toContain('SURVIVE ZONE FAILURE');
+    for (const t of ['pass_tokens', 'server_tokens', 'app_usage', 'challenge_attempts']) {
+      expect(scripts.data['localities.sh']).toContain(`[${t}]="REGIONAL BY ROW"`);
+    }
+    for (const t of ['apps', 'settings']) expect(scripts.data['localities.sh']).toContain(`[${t}]="GLOBAL"`);
+    const init = find(objects, 'Job', 'gatehouse-cockroachdb-init');
+    expect(init.metadata.annotations?.['helm.sh/hook']).toBe('post-install,post-upgrade');
+    const app = find(objects, 'App', 'shop') as KubeObject & {
+      spec: { runtimeSecretRef: unknown; regions: Record<string, unknown>[] };
+    };
+    expect(app.spec.runtimeSecretRef).toEqual({ name: 'gatehouse-runtime' });
+    expect(app.spec.regions[1]).toMatchObject({
+      name: 'us-east',
+      locality: 'us-east1',
+      nodeSelector: { 'topology.kubernetes.io/region': 'us-east1' },
+      databaseSecretRef: { name: 'gatehouse-db-us-east', key: 'DATABASE_URL' },
+    });
+    const runtime = find(objects, 'Secret', 'gatehouse-runtime') as KubeObject & {
+      data: Record<string, string>;
+    };
+    expect(Object.keys(runtime.data).sort()).toEqual([
+      'DATABASE_URL',
+      'REDIS_URL',
+      'STANDBY_STORE_URL',
+      'STANDBY_SYNC_TOKEN',
+    ]);
+    expect(Buffer.from(runtime.data.DATABASE_URL!, 'base64').toString()).toContain(
+      '@gatehouse-cockroachdb-eu-west-public.',
+    );
+  });
+
+  it('uses one generated password everywhere it appears in a render', { timeout: 60_000 }, async () => {
+    const { objects } = await render(['-f', TWO_REGION]);
+    const decode = (name: string, key: string) =>
+      Buffer.from(
+        (find(objects, 'Secret', name) as KubeObject & { data: Record<string, string> }).data[key]!,
+        'base64',
+      ).toString();
+    const password = decode('gatehouse-credentials', 'database-password');
+    expect(decode('gatehouse-db-us-east', 'DATABASE_URL')).toContain(`:${password}@`);
+    const redis = decode('gatehouse-credentials', 'redis-password');
+    expect(decode('gatehouse-runtime', 'STANDBY_STORE_URL')).toBe(
+      `redis://:${redis}@gatehouse-redis.gatehouse-system.svc.cluster.local:6379/0`,
+    );
+    expect(decode('gatehouse-admin', 'GATEHOUSE_ADMIN_TOKEN')).toBe(
+      decode('gatehouse-credentials', 'admin-token'),
+    );
+  });
+
+  const shop = (regions: unknown[]) => [{ name: 'shop', spec: { regions } }];
+  const hosts = (p: string) => ({
+    api: `${p}.example.com`,
+    bypass: [`bypass.${p}-1.example.com`, `bypass.${p}-2.example.com`],
+    fallback: [`fallbackapiv1.${p}-1.example.com`, `fallbackapiv1.${p}-2.example.com`],
+  });
+  const bad: [string, () => string[], RegExp][] = [
+    [
+      'an app region with one bypass host',
+      () => [
+        '-f',
+        valuesFile('one-bypass', {
+          apps: shop([{ name: 'eu-west', hosts: { ...hosts('eu'), bypass: ['bypass.only.example.com'] } }]),
+        }),
+      ],
+      /app "shop", region "eu-west": hosts.bypass must list exactly two host names starting with "bypass." \(clients try both\); it lists 1\./,
+    ],
+    [
+      'an app region with three fallback hosts',
+      () => [
+        '-f',
+        valuesFile('three-fallback', {
+          apps: shop([
+            {
+              name: 'eu-west',
+              hosts: {
+                ...hosts('eu'),
+                fallback: [
+                  'fallbackapiv1.a.example.com',
+                  'fallbackapiv1.b.example.com',
+                  'fallbackapiv1.c.example.com',
+                ],
+              },
+            },
+          ]),
+        }),
+      ],
+      /hosts.fallback must list exactly two host names starting with "fallbackapiv1." \(clients try both\); it lists 3\./,
+    ],
+    [
+      'a bypass host without the bypass. prefix',
+      () => [
+        '-f',
+        valuesFile('bypass-prefix', {
+          apps: shop([
+            {
+              name: 'eu-west',
+              hosts: { ...hosts('eu'), bypass: ['bypass.a.example.com', 'standby.b.example.com'] },
+            },
+          ]),
+        }),
+      ],
+      /bypass host "standby.b.example.com" must start with "bypass."\./,
+    ],
+    [
+      'an app region the chart does not have',
+      () => ['-f', valuesFile('unknown-region', { apps: shop([{ name: 'ap-south', hosts: hosts('ap') }]) })],
+      /app "shop", region "ap-south": the region is not one of the chart's regions \(eu-west\); add it to regions first\./,
+    ],
+    [
+      'one host in two app regions',
+      () => [
+        '-f',
+        TWO_REGION,
+        '-f',
+        valuesFile('shared-host', {
+          apps: shop([
+            { name: 'eu-west', hosts: hosts('x') },
+            { name: 'us-east', hosts: { ...hosts('y'), api: 'x.example.com' } },
+          ]),
+        }),
+      ],
+      /host "x.example.com" is used by app "shop", region "eu-west" and by app "shop", region "us-east": a host routes to one app region only\./,
+    ],
+    [
+      'a region listed twice',
+      () => ['--set', 'regions[0].name=eu-west', '--set', 'regions[1].name=eu-west'],
+      /region "eu-west" is listed twice in regions: region names must be unique\./,
+    ],
+    [
+      'a primary region that is not a region',
+      () => ['--set', 'cockroachdb.primaryRegion=ap-south'],
+      /cockroachdb.primaryRegion "ap-south" is not one of the regions \(eu-west\)\./,
+    ],
+    [
+      'region survival with two regions',
+      () => ['-f', TWO_REGION, '--set', 'cockroachdb.survivalGoal=region'],
+      /surviving a region failure needs at least 3 regions; use survivalGoal "zone" or add regions\./,
+    ],
+    [
+      'two operator replicas without leader election',
+      () => ['--set', 'operator.leaderElection.enabled=false'],
+      /operator.replicas is 2 but operator.leaderElection.enabled is false: replicas without a leader would all reconcile the same Apps/,
+    ],
+    [
+      'no database at all',
+      () => ['--set', 'cockroachdb.enabled=false'],
+      /cockroachdb.enabled is false and region "eu-west" has no database: set externalDatabase.url/,
+    ],
+    [
+      'no standby store',
+      () => ['--set', 'redis.enabled=false'],
+      /redis.enabled is false and externalRedis.url is empty: the standby hosts of every region share one store/,
+    ],
+    [
+      'no admin API',
+      () => ['--set', 'adminApi.enabled=false'],
+      /adminApi.enabled is false and adminApi.externalUrl is empty: the operator needs an admin API/,
+    ],
+    [
+      'a table in both localities',
+      () => ['--set', 'cockroachdb.tables.global={apps,settings,pass_tokens}'],
+      /table "pass_tokens" is in both cockroachdb.tables.regionalByRow and cockroachdb.tables.global: a table has one locality\./,
+    ],
+    [
+      'only one of the two certificate Secrets',
+      () => ['--set', 'cockroachdb.tls.certsSecret=my-node-certs'],
+      /cockroachdb.tls.certsSecret and cockroachdb.tls.clientRootSecret go together/,
+    ],
+    // values.schema.json
+    ['no regions (schema)', () => ['--set', 'regions=null'], /regions/],
+    [
+      'an unpinned CockroachDB image (schema)',
+      () => ['--set', 'cockroachdb.image.tag=latest'],
+      /cockroachdb\.image\.tag|tag/,
+    ],
+    [
+      'a root pod (schema)',
+      () => ['--set', 'cockroachdb.podSecurityContext.runAsNonRoot=false'],
+      /runAsNonRoot/,
+    ],
+    [
+      'a misspelt top-level key (schema)',
+      () => ['--set', 'cockroachDB.enabled=false'],
+      /additional propert|cockroachDB/,
+    ],
+    [
+      'a password that would break DATABASE_URL (schema)',
+      () => ['--set', 'credentials.databasePassword=p@ss:word/with-specials'],
+      /databasePassword/,
+    ],
+  ];
+
+  it.each(bad)('refuses %s with a readable sentence', { timeout: 60_000 }, async (_name, args, message) => {
+    const r = await template(args());
+    expect(r.code, r.stdout.slice(0, 500)).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+  });
+});
+
+describe.skipIf(noCluster)('against a real kube-apiserver', () => {
+  let cp: ControlPlane;
+  let schemas: string;
+  const renders: Record<string, { yaml: string; objects: KubeObject[] }> = {};
+
+  beforeAll(async () => {
+    renders.default = await render([], 'gatehouse-default');
+    renders['two-region'] = await render(['-f', TWO_REGION], 'gatehouse-two-region');
+    cp = await startControlPlane();
+    // The CRD for real first: the apiserver then publishes the App schema too.
+    const { createCrd } = await import('./lib/kube.ts');
+    await createCrd(cp, find(renders.default.objects, 'CustomResourceDefinition', 'apps.gatehouse.dev'));
+    await waitForOpenApiKind(cp, 'dev.gatehouse.v1alpha1.App');
+    schemas = (await writeSchemas(cp, join(cp.work, 'schemas'))).location;
+  }, 300_000);
+
+  afterAll(async () => {
+    await cp?.stop();
+  }, 60_000);
+
+  it.each(['default', 'two-region'])(
+    'validates the %s render with kubeconform -strict, offline, against the apiserver schemas',
+    { timeout: 120_000 },
+    async (name) => {
+      const report = await kubeconform(schemas, renders[name]!.yaml);
+      expect(report.invalid, report.output.slice(0, 2000)).toEqual([]);
+      expect(report.code).toBe(0);
+      expect(report.valid).toBe(renders[name]!.objects.length);
+    },
+  );
+
+  it.each(['default', 'two-region'])(
+    'creates the CRD and dry-runs every other object of the %s render on the apiserver',
+    { timeout: 180_000 },
+    async (name) => {
+      const { failures, checked } = await applyDryRun(cp, renders[name]!.objects, `gatehouse-${name}`);
+      expect(failures).toEqual([]);
+      expect(checked).toBe(renders[name]!.objects.length - 1);
+    },
+  );
+
+  it('has the apiserver reject an App whose region lacks a second bypass host (CRD schema and CEL)', {
+    timeout: 60_000,
+  }, async () => {
+    const app = find(renders['two-region'].objects, 'App', 'shop') as KubeObject & {
+      spec: { regions: { hosts: { bypass: string[] } }[] };
+    };
+    const broken = structuredClone(app);
+    broken.spec.regions[0]!.hosts.bypass = ['bypass.one.example.com', 'standby.two.example.com'];
+    const res = await cp.call(
+      'POST',
+      '/apis/gatehouse.dev/v1alpha1/namespaces/gatehouse-two-region/apps?dryRun=All',
+      broken,
+    );
+    expect(res.status).toBe(422);
+    expect(res.text).toContain("every host must start with 'bypass.'");
+  });
+});
