@@ -13,7 +13,9 @@ import type { Deps } from '../deps.ts';
  * include with `<script src="{API}/widget/gatehouse.js">`, and the hashed files it loads beside itself.
  * `sdk/web/dist` is served when it is newer than its sources; otherwise (missing or stale) the widget is
  * built once per process (`ensureWidget`) into a private temporary folder and served from memory, so two
- * servers starting together never write over each other's files.
+ * servers starting together never write over each other's files. The loader served here starts with one
+ * statement naming this deployment's standby hosts (`withStandbyConfig`), so the widget knows where to
+ * fail over without any integrator setting.
  */
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -27,7 +29,7 @@ const SOURCES = [
   join(repoRoot, 'core/src'),
 ];
 
-interface Served {
+export interface Served {
   body: Buffer;
   etag: string;
 }
@@ -119,7 +121,25 @@ function newestMtime(paths: string[]): number {
   return newest;
 }
 
+/**
+ * The global the widget reads its served configuration from (sdk/web/src/standby-hosts.ts, CONFIG_GLOBAL:
+ * the two must agree; the widget's failover browser test loads this route's loader).
+ */
+export const WIDGET_CONFIG_GLOBAL = '__gatehouseConfig1';
+
+/**
+ * The loader with a first statement naming the deployment's standby (bypass) hosts; unchanged when there
+ * are none. The JSON is escaped so that it cannot end a script element.
+ */
+export function withStandbyConfig(loader: Served, bypassUrls: string[]): Served {
+  if (bypassUrls.length === 0) return loader;
+  const json = JSON.stringify({ bypass: bypassUrls }).replace(/</g, '\\u003c');
+  const body = Buffer.concat([Buffer.from(`window.${WIDGET_CONFIG_GLOBAL}=${json};\n`), loader.body]);
+  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
 export function widgetRoutes(router: Router, deps: Deps): void {
+  const configured = new WeakMap<Served, Served>();
   router.get('/widget/:file', async function widget(ctx) {
     const name = ctx.params.file ?? '';
     if (!FILE.test(name)) throw new GatehouseError('not_found', 'No such widget file.');
@@ -130,8 +150,13 @@ export function widgetRoutes(router: Router, deps: Deps): void {
       deps.logger.error({ err: error }, 'web widget unavailable');
       throw new GatehouseError('service_unavailable', 'The web widget is not available on this server.');
     }
-    const file = files.get(name);
+    let file = files.get(name);
     if (!file) throw new GatehouseError('not_found', 'No such widget file.');
+    if (name === 'gatehouse.js') {
+      const raw = file;
+      file = configured.get(raw) ?? withStandbyConfig(raw, deps.config.standby.bypassUrls);
+      configured.set(raw, file);
+    }
     ctx.type = 'application/javascript; charset=utf-8';
     // The loader names the hashed files, so it must be revalidated; the hashed files never change.
     ctx.set(

@@ -1,8 +1,10 @@
 import type { ImageChallenge, SubmitOutcome } from './contract.ts';
+import { CLIENT_ONLY_TTL_SECONDS, clientOnlyToken, judge } from './failover.ts';
 import { solvePow } from './pow.ts';
-import { GatehouseError, post } from './transport.ts';
+import type { Initialised, Route } from './route.ts';
+import { GatehouseError } from './transport.ts';
 
-/** `data` of POST /v1/challenge/init (docs/protocol.md). */
+/** `data` of POST /v1/challenge/init (docs/protocol.md); a standby host answers the same shapes. */
 type InitAnswer =
   | { mode: 'degraded'; pass_token: string; expires_in: number }
   | {
@@ -23,7 +25,8 @@ export interface Passed {
 
 /** What one verification needs from its widget. */
 export interface Session {
-  apiServer: string;
+  /** Where requests go: the main API, or a standby host when it failed (route.ts). */
+  route: Route;
   appKey: string;
   action: string;
   lang: string;
@@ -57,11 +60,18 @@ function attemptsLeft(message: string): number | undefined {
   return m ? (m[1] === 'no' ? 0 : Number(m[1])) : undefined;
 }
 
-async function initialise(s: Session): Promise<InitAnswer> {
+/** The challenge UI or the proof-of-work worker could not be loaded. */
+const CHUNK_ERRORS = ['ui_failed', 'pow_failed'];
+
+/** Completion when no host can run a verification: a client-only token (never valid on any server). */
+const clientOnly = (): Passed => ({ token: clientOnlyToken(), expiresIn: CLIENT_ONLY_TTL_SECONDS });
+
+/** A failure of the host (no answer, 5xx, service_online): start over, which may take another route. */
+const rerouted = (error: unknown) => judge(error) !== 'answer';
+
+async function initialise(s: Session): Promise<Initialised<InitAnswer>> {
   const send = (serverToken: string | undefined) =>
-    post<InitAnswer>(
-      s.apiServer,
-      '/v1/challenge/init',
+    s.route.init<InitAnswer>(
       {
         app_key: s.appKey,
         action: s.action,
@@ -90,14 +100,18 @@ async function initialise(s: Session): Promise<InitAnswer> {
  * One verification, start to token: init (with a fresh server token when needed), then by the answer:
  * degraded completes at once; invisible solves the proof-of-work and submits; image and hard show the
  * challenge (the proof-of-work runs meanwhile) and submit each answer. Spent or expired challenges start
- * over with a new one (up to MAX_RESTARTS times in a row without the user asking for it).
+ * over with a new one (up to MAX_RESTARTS times in a row without the user asking for it), and so do
+ * host failures, which may move the next initialization to a standby host (route.ts). Nothing reachable,
+ * or a standby challenge whose UI or worker cannot be loaded: a client-only `co_` token.
  */
 export async function verify(s: Session): Promise<Passed> {
   let restarts = 0;
   /** Why the previous challenge was spent, shown with the next one. */
   const carry: { message?: string } = {};
   for (;;) {
-    const init = await initialise(s);
+    const route = await initialise(s);
+    if ('clientOnly' in route) return clientOnly();
+    const { data: init, base, standby } = route;
     if (init.mode === 'degraded') return { token: init.pass_token, expiresIn: init.expires_in };
     s.progress(0);
     // The round's own signal stops its worker when the round ends (a new challenge, or the widget is reset).
@@ -107,12 +121,17 @@ export async function verify(s: Session): Promise<Passed> {
     const pow = init.pow === undefined ? undefined : solvePow(init.pow, round.signal, s.progress);
     pow?.catch(() => {});
     try {
-      const passed = await play(s, init, pow, carry);
+      const passed = await play(s, base, init, pow, carry);
       if (passed) return passed;
       restarts = 0;
     } catch (error) {
+      // The UI and the worker come from beside gatehouse.js, often the main API that is down right now.
+      if (standby && error instanceof GatehouseError && CHUNK_ERRORS.includes(error.code)) {
+        console.warn(`Gatehouse: ${error.message} (the main API is down): completing with a co_ token.`);
+        return clientOnly();
+      }
       if (
-        !(error instanceof GatehouseError && RESTART_ERRORS.includes(error.code)) ||
+        !(error instanceof GatehouseError && (RESTART_ERRORS.includes(error.code) || rerouted(error))) ||
         ++restarts > MAX_RESTARTS
       ) {
         throw error;
@@ -127,14 +146,14 @@ export async function verify(s: Session): Promise<Passed> {
 /** Plays one challenge: the token, or null when the user needs a new challenge. */
 async function play(
   s: Session,
+  base: string,
   init: Extract<InitAnswer, { mode: 'challenge' }>,
   pow: Promise<unknown> | undefined,
   carry: { message?: string },
 ): Promise<Passed | null> {
   const submit = async (answer?: unknown): Promise<Passed> => {
-    const ok = await post<{ pass_token: string; expires_in: number }>(
-      s.apiServer,
-      '/v1/challenge/submit',
+    const ok = await s.route.submit<{ pass_token: string; expires_in: number }>(
+      base,
       {
         app_key: s.appKey,
         challenge_id: init.challenge_id,
@@ -161,7 +180,7 @@ async function play(
           const e = error as GatehouseError;
           if (e.code === 'invalid_answer' && attemptsLeft(e.message) !== 0)
             return { type: 'retry', message: e.message };
-          if (RESTART_ERRORS.includes(e.code)) {
+          if (RESTART_ERRORS.includes(e.code) || rerouted(e)) {
             carry.message = e.message;
             resolve(null);
             return { type: 'restart', message: e.message };

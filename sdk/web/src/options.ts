@@ -8,8 +8,13 @@ export interface RenderOptions {
   appKey: string;
   /** Business scene (`login`, `register`, `pay`...), the same one the backend checks. */
   action: string;
-  /** Base URL of the main API; default: the origin gatehouse.js was loaded from. */
+  /** Base URL of the main API; default: the origin gatehouse.js was loaded from. Never a standby host. */
   apiServer?: string;
+  /**
+   * Standby (bypass) hosts to fail over to, instead of the deployment's list (which the widget learns by
+   * itself): used only after the main API failed. An array, or URLs separated by commas.
+   */
+  bypassServers?: string[] | string;
   mode?: Mode;
   /** Button mode: the button (or a CSS selector) whose click runs the verification. Default: the container. */
   button?: HTMLElement | string;
@@ -45,7 +50,8 @@ const THEMES: Theme[] = ['light', 'dark', 'auto'];
 export function normalise(
   options: RenderOptions,
   defaultApiServer: string,
-): Required<Pick<RenderOptions, 'mode' | 'theme' | 'fieldName' | 'apiServer'>> & RenderOptions {
+): Required<Pick<RenderOptions, 'mode' | 'theme' | 'fieldName' | 'apiServer'>> &
+  Omit<RenderOptions, 'bypassServers'> & { bypassServers?: string[] } {
   if (!options || typeof options.appKey !== 'string' || !options.appKey) {
     throw new TypeError('Gatehouse.render: options.appKey (the public app key) is required.');
   }
@@ -58,8 +64,17 @@ export function normalise(
   const theme = options.theme ?? 'auto';
   if (!THEMES.includes(theme))
     throw new TypeError(`Gatehouse.render: options.theme must be one of ${THEMES.join(', ')}.`);
+  const bypass = options.bypassServers;
+  const bypassServers = (typeof bypass === 'string' ? bypass.split(',') : (bypass ?? []))
+    .map((url) => String(url).trim())
+    .filter(Boolean);
+  for (const url of bypassServers) {
+    if (!/^https?:\/\/[^\s]+$/i.test(url))
+      throw new TypeError(`Gatehouse.render: options.bypassServers: "${url}" is not an http(s) URL.`);
+  }
   return {
     ...options,
+    bypassServers,
     mode,
     theme,
     fieldName: options.fieldName || 'gatehouse-token',
@@ -77,7 +92,7 @@ function named(name: string) {
 
 /**
  * Options from an element's `data-gatehouse-*` attributes: app-key, action, mode, theme, lang,
- * api-server, server-token, field-name, button (a selector), and names of global functions:
+ * api-server, bypass-servers (comma-separated), server-token, field-name, button (a selector), and names of global functions:
  * callback (success), error-callback, close-callback, ready-callback, server-token-callback.
  */
 export function fromDataset(el: HTMLElement): RenderOptions {
@@ -87,6 +102,7 @@ export function fromDataset(el: HTMLElement): RenderOptions {
   if (d.gatehouseTheme) options.theme = d.gatehouseTheme as Theme;
   if (d.gatehouseLang) options.lang = d.gatehouseLang;
   if (d.gatehouseApiServer) options.apiServer = d.gatehouseApiServer;
+  if (d.gatehouseBypassServers) options.bypassServers = d.gatehouseBypassServers;
   if (d.gatehouseServerToken) options.serverToken = d.gatehouseServerToken;
   if (d.gatehouseFieldName) options.fieldName = d.gatehouseFieldName;
   if (d.gatehouseButton) options.button = d.gatehouseButton;

@@ -3,6 +3,7 @@ import type { ChallengeHost, ChallengeView, ImageChallenge, LoaderKey, SubmitOut
 import { type Passed, verify } from './flow.ts';
 import { translator, widgetLanguage } from './i18n.ts';
 import { normalise, type RenderOptions, type WidgetHandle } from './options.ts';
+import { Route } from './route.ts';
 import { collectSignals } from './signals.ts';
 import { adopt, BOX_CSS, THEME_CSS } from './styles.ts';
 import { GatehouseError } from './transport.ts';
@@ -48,12 +49,18 @@ export class Widget implements WidgetHandle {
   private showing?: Showing;
   private serverToken?: string;
   private replaying = false;
+  private route: Route;
 
   constructor(container: HTMLElement, options: RenderOptions) {
     this.o = normalise(options, scriptUrl.origin);
     this.lang = widgetLanguage(this.o.lang);
     this.t = translator(this.lang);
     this.serverToken = this.o.serverToken;
+    this.route = new Route({
+      apiServer: this.o.apiServer,
+      bypassServers: this.o.bypassServers,
+      loaderOrigin: scriptUrl.origin,
+    });
     const { mode } = this.o;
 
     this.host.dataset.theme = this.o.theme;
@@ -156,7 +163,7 @@ export class Widget implements WidgetHandle {
     this.announce(this.t('verifying'));
     try {
       const passed = await verify({
-        apiServer: this.o.apiServer,
+        route: this.route,
         appKey: this.o.appKey,
         action: this.o.action,
         lang: this.lang,
@@ -218,7 +225,7 @@ export class Widget implements WidgetHandle {
       this.o.onClose?.();
       return;
     }
-    const text = e.code === 'network_error' ? this.t('network') : this.t('failed');
+    const text = e.code === 'network_error' || e.code === 'timeout' ? this.t('network') : this.t('failed');
     this.setState('error', text);
     this.announce(text);
     this.o.onError?.(e);

@@ -1,0 +1,201 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
+import pino from 'pino';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
+import { loadStandbyConfig } from '../../../standby/src/config.ts';
+import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
+import { chromiumAvailable, launchChromium } from './browser.ts';
+import { events, outcome, render, type WidgetEvent } from './helpers.ts';
+import { formPage, type PageServer, startPageServer } from './page-server.ts';
+
+/*
+ * Continuity in Chromium with real processes: the main API and a standby sharing the store of used
+ * offline tokens. The page runs the gatehouse.js the API serves (with the deployment's standby list in
+ * it: a dead host first, then the real standby, so the widget must try both), from the integrator's
+ * origin so the page still has its widget while the main API is away.
+ */
+const run = chromiumAvailable() && (await databaseAvailable());
+
+const FAST_PROBES = {
+  STANDBY_PROBE_INTERVAL_MS: '50',
+  STANDBY_PROBE_TIMEOUT_MS: '200',
+  STANDBY_FAIL_AFTER: '3',
+  STANDBY_RECOVER_AFTER: '2',
+};
+
+/** A port nothing listens on (it refuses connections). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitFor(what: string, check: () => boolean, ms = 10_000) {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe.runIf(run)('web widget failover in Chromium', () => {
+  const store = new MemoryConsumptionStore();
+  let api: TestApi;
+  let standby: RunningStandby;
+  let standbyClosed = false;
+  let site: PageServer;
+  let browser: Browser;
+  let widgetDir: string;
+  let context: BrowserContext | undefined;
+  let deadUrl: string;
+  let bypassUrl: string;
+  let app: { appKey: string; appSecret: string };
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    deadUrl = `http://127.0.0.1:${await freePort()}`;
+    const bypassPort = await freePort();
+    bypassUrl = `http://127.0.0.1:${bypassPort}`;
+    api = await startTestApi({ STANDBY_BYPASS_URLS: `${deadUrl},${bypassUrl}` }, undefined, {
+      offlineStore: store,
+    });
+    app = await api.createApp({ name: 'failover', test_mode: true });
+    standby = await startStandby(
+      loadStandbyConfig({
+        ...FAST_PROBES,
+        MAIN_API_URL: api.url,
+        STANDBY_BYPASS_PORT: String(bypassPort),
+        STANDBY_FALLBACK_PORT: '0',
+        STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
+        STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+      }),
+      { store, logger: pino({ level: 'silent' }) },
+    );
+    expect(standby.urls.bypass).toBe(bypassUrl);
+
+    // The widget as the API serves it (built by the API on first use), copied to the integrator's site.
+    widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
+    const loader = await (await fetch(`${api.url}/widget/gatehouse.js`)).text();
+    expect(loader.startsWith(`window.__gatehouseConfig1={"bypass":["${deadUrl}","${bypassUrl}"]};`)).toBe(
+      true,
+    );
+    writeFileSync(join(widgetDir, 'gatehouse.js'), loader);
+    for (const chunk of new Set(loader.match(/gatehouse-(ui|pow)\.[\w-]+\.js/g) ?? [])) {
+      const res = await fetch(`${api.url}/widget/${chunk}`);
+      expect(res.status, chunk).toBe(200);
+      writeFileSync(join(widgetDir, chunk), Buffer.from(await res.arrayBuffer()));
+    }
+    site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
+    browser = await launchChromium();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    if (!standbyClosed) await standby?.close();
+    await api?.close();
+    if (widgetDir) rmSync(widgetDir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+
+  /** A page with the widget, recording which hosts its challenge inits went to and what it logged. */
+  async function widgetPage(appKey: string) {
+    context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    const inits: string[] = [];
+    const logged: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1/challenge/init')) inits.push(new URL(r.url()).origin);
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'warning' || m.type() === 'error') logged.push(m.text());
+    });
+    await page.goto(
+      site.page(`/p-${Math.random().toString(36).slice(2)}.html`, formPage('<div id="captcha"></div>')),
+    );
+    await render(page, { appKey, mode: 'invisible', apiServer: api.url });
+    return { page, inits, logged };
+  }
+
+  /** Starts a new verification in the page (as after the backend consumed the last token). */
+  async function again(page: Page): Promise<WidgetEvent> {
+    await page.evaluate(() => {
+      // biome-ignore lint/suspicious/noExplicitAny: the page's globals, set by helpers.render.
+      const w = window as any;
+      w.events = [];
+      w.handle.reset();
+      w.handle.execute().catch(() => {});
+    });
+    return outcome(page);
+  }
+
+  const auth = () => ({ 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret });
+  const tokenOf = (e: WidgetEvent) => {
+    expect(e.type, JSON.stringify(e)).toBe('success');
+    return (e as { token: string }).token;
+  };
+
+  it('a 4xx from the main API (unknown app key) is reported and does not fail over', async () => {
+    const { page, inits } = await widgetPage('ak_nobody');
+    expect(await outcome(page)).toMatchObject({ type: 'error', code: 'invalid_app_key' });
+    expect(inits).toEqual([api.url]);
+    expect((await events(page)).filter((e) => e.type === 'success')).toEqual([]);
+  });
+
+  it('main API → standby (offline_) → client-only (co_) → main API again (pt_)', async () => {
+    const { page, inits, logged } = await widgetPage(app.appKey);
+
+    // 1. Main API up: a pass token.
+    const pt = tokenOf(await outcome(page));
+    expect(pt).toMatch(/^pt_/);
+    expect(inits).toEqual([api.url]);
+    expect((await api.post('/v1/validate', { pass_token: pt }, auth())).body.data.valid).toBe(true);
+
+    // 2. Main API gone (the port refuses connections), the standby serving: an offline_ token from the
+    //    second bypass host (the first is dead), which the fallback API accepts once.
+    await standby.snapshots.refresh();
+    await api.pause();
+    await waitFor('the standby to serve', () => standby.health.serving);
+    inits.length = 0;
+    const offline = tokenOf(await again(page));
+    expect(offline).toMatch(/^offline_/);
+    expect(inits).toEqual([api.url, deadUrl, bypassUrl]);
+    const verdict = await fetch(`${standby.urls.fallback}/api/validate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth() },
+      body: JSON.stringify({ pass_token: offline }),
+    });
+    expect((await verdict.json()).data).toMatchObject({ valid: true, offline: true, action: 'login' });
+
+    // 3. The standby gone too: the widget completes with a client-only token and says so on the console.
+    await standby.close();
+    standbyClosed = true;
+    inits.length = 0;
+    const co = tokenOf(await again(page));
+    expect(co).toMatch(/^co_[A-Za-z0-9_-]{20,}$/);
+    expect(inits).toEqual([api.url, bypassUrl, deadUrl]);
+    expect(logged.some((line) => line.includes('co_'))).toBe(true);
+
+    // 4. The main API back: the next verification uses it at once, and co_ is never valid there.
+    await api.resume();
+    inits.length = 0;
+    const back = tokenOf(await again(page));
+    expect(back).toMatch(/^pt_/);
+    expect(inits).toEqual([api.url]);
+    expect((await api.post('/v1/validate', { pass_token: back }, auth())).body.data.valid).toBe(true);
+    const coVerdict = await api.post('/v1/validate', { pass_token: co }, auth());
+    expect(coVerdict.status).toBe(404);
+    expect(coVerdict.body.error).toBe('token_not_found');
+  }, 120_000);
+});
