@@ -427,26 +427,36 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       /cockroachdb.tls.certsSecret and cockroachdb.tls.clientRootSecret go together/,
     ],
     // values.schema.json
-    ['no regions (schema)', () => ['--set', 'regions=null'], /regions/],
+    ['no regions (schema)', () => ['--set', 'regions=null'], /at '\/regions'|regions/],
     [
       'an unpinned CockroachDB image (schema)',
       () => ['--set', 'cockroachdb.image.tag=latest'],
-      /cockroachdb\.image\.tag|tag/,
+      /at '\/cockroachdb\/image\/tag': 'latest' does not match pattern/,
+    ],
+    [
+      'an unpinned Redis image (schema)',
+      () => ['--set', 'redis.image.tag=latest'],
+      /at '\/redis\/image\/tag': 'latest' does not match pattern/,
     ],
     [
       'a root pod (schema)',
       () => ['--set', 'cockroachdb.podSecurityContext.runAsNonRoot=false'],
-      /runAsNonRoot/,
+      /at '\/cockroachdb\/podSecurityContext\/runAsNonRoot'/,
+    ],
+    [
+      'a privileged container (schema)',
+      () => ['--set', 'operator.containerSecurityContext.privileged=true'],
+      /at '\/operator\/containerSecurityContext\/privileged'/,
     ],
     [
       'a misspelt top-level key (schema)',
       () => ['--set', 'cockroachDB.enabled=false'],
-      /additional propert|cockroachDB/,
+      /additional properties 'cockroachDB' not allowed/,
     ],
     [
       'a password that would break DATABASE_URL (schema)',
       () => ['--set', 'credentials.databasePassword=p@ss:word/with-specials'],
-      /databasePassword/,
+      /at '\/credentials\/databasePassword': .* does not match pattern/,
     ],
   ];
 
@@ -497,6 +507,35 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
       expect(checked).toBe(renders[name]!.objects.length - 1);
     },
   );
+
+  it('prints NOTES whose App can be pasted as it is (the apiserver accepts it)', {
+    timeout: 60_000,
+  }, async () => {
+    const r = await run('helm', [
+      'install',
+      'gatehouse',
+      CHART,
+      '--namespace',
+      'gatehouse-two-region',
+      '--dry-run=client',
+      '-f',
+      TWO_REGION,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const notes = r.stdout.slice(r.stdout.indexOf('NOTES:'));
+    const heredoc = /^cat <<'YAML' \| kubectl -n gatehouse-two-region apply -f -\n([\s\S]*?)\nYAML$/m.exec(
+      notes,
+    );
+    expect(heredoc, notes).not.toBeNull();
+    const app = load(heredoc![1]!) as KubeObject;
+    const res = await cp.call(
+      'POST',
+      '/apis/gatehouse.dev/v1alpha1/namespaces/gatehouse-two-region/apps?dryRun=All&fieldValidation=Strict',
+      app,
+    );
+    expect(res.status, res.text).toBe(201);
+    expect(notes).toContain('kubectl -n gatehouse-two-region logs job/gatehouse-cockroachdb-init -f');
+  });
 
   it('has the apiserver reject an App whose region lacks a second bypass host (CRD schema and CEL)', {
     timeout: 60_000,

@@ -158,11 +158,11 @@ operator Deployment, which every configuration renders.
 */}}
 {{- define "gatehouse.validateValues" -}}
 {{- $messages := list -}}
-{{- $messages = append $messages (include "gatehouse.validate.regions" .) -}}
-{{- $messages = append $messages (include "gatehouse.validate.operator" .) -}}
-{{- $messages = append $messages (include "gatehouse.validate.database" .) -}}
-{{- $messages = append $messages (include "gatehouse.validate.redis" .) -}}
-{{- $messages = append $messages (include "gatehouse.validate.apps" .) -}}
+{{- $messages = append $messages (include "gatehouse.validate.regions" . | trim) -}}
+{{- $messages = append $messages (include "gatehouse.validate.operator" . | trim) -}}
+{{- $messages = append $messages (include "gatehouse.validate.database" . | trim) -}}
+{{- $messages = append $messages (include "gatehouse.validate.redis" . | trim) -}}
+{{- $messages = append $messages (include "gatehouse.validate.apps" . | trim) -}}
 {{- $messages = without $messages "" -}}
 {{- if $messages -}}
 {{- printf "\n\nVALUES VALIDATION:\n%s" (join "\n" $messages) | fail -}}
