@@ -234,3 +234,81 @@ func TestRealAPIServiceOnlineFromTheFallbackHostSendsTheCallToMain(t *testing.T)
 		t.Fatalf("fallback host got %q", fallback.requests)
 	}
 }
+
+// standbyMode sets the real standby's mode (auto, serve, online) as the operator would.
+func standbyMode(t *testing.T, mode string) {
+	t.Helper()
+	token, err := os.ReadFile(os.Getenv("GATEHOUSE_TEST_STANDBY_TOKEN_FILE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", os.Getenv("GATEHOUSE_TEST_STANDBY_URL")+"/internal/v1/mode", strings.NewReader(`{"mode":"`+mode+`"}`))
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("standby mode %s: HTTP %d", mode, res.StatusCode)
+	}
+}
+
+// TestRealStandby validates real offline_ tokens, minted on the standby's bypass host, through the real
+// fallback host (discovered, after a published host that is down), then through the main API once the
+// standby says service_online.
+func TestRealStandby(t *testing.T) {
+	api := needAPI(t)
+	if os.Getenv("GATEHOUSE_TEST_STANDBY_URL") == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no real standby (GATEHOUSE_TEST_STANDBY_URL is unset); CI=true: nothing may be skipped")
+		}
+		t.Skip("no real standby: run bash sdk/run-sdk-tests.sh")
+	}
+	ctx := context.Background()
+	standbyMode(t, "serve") // as during an outage of the main API
+	t.Cleanup(func() { standbyMode(t, "auto") })
+	solveOffline := func() string {
+		out, err := exec.Command(api.solver, "--offline", "login").Output()
+		token := strings.TrimSpace(string(out))
+		if err != nil || !strings.HasPrefix(token, "offline_") {
+			t.Fatalf("offline solver: %v %q", err, token)
+		}
+		return token
+	}
+	c := api.client(t) // the backup hosts come from GET /v1/standby: a host that is down, then the standby
+
+	token := solveOffline()
+	v, err := c.Validate(ctx, token, &gatehouse.ValidateParams{ExpectedAction: "login", ClientIP: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Valid || !v.Accepted || !v.Offline || v.Action != "login" || v.ChallengeID == "" || v.ClientIPCheck != "match" {
+		t.Fatalf("offline_ on the standby: %+v", v)
+	}
+	replay, err := c.Validate(ctx, token, nil)
+	if err != nil || replay.Valid || replay.ErrorCode != gatehouse.CodeTokenAlreadyUsed || !replay.Offline {
+		t.Fatalf("replay on the standby: %+v %v", replay, err)
+	}
+
+	// The main API is back: the standby answers service_online and the SDK goes to the main API, which
+	// validates offline_ tokens too.
+	second := solveOffline()
+	standbyMode(t, "online")
+	v, err = c.Validate(ctx, second, &gatehouse.ValidateParams{ExpectedAction: "login"})
+	if err != nil || !v.Accepted || !v.Offline {
+		t.Fatalf("offline_ through the main API: %+v %v", v, err)
+	}
+	replay, err = c.Validate(ctx, second, nil)
+	if err != nil || replay.ErrorCode != gatehouse.CodeTokenAlreadyUsed {
+		t.Fatalf("replay through the main API: %+v %v", replay, err)
+	}
+	if os.Getenv("GATEHOUSE_TEST_SHARED_STORE") == "1" {
+		// Consumed on the standby before the recovery: the main API honours it.
+		again, err := c.Validate(ctx, token, nil)
+		if err != nil || again.ErrorCode != gatehouse.CodeTokenAlreadyUsed {
+			t.Fatalf("a token consumed on the standby, through the main API: %+v %v", again, err)
+		}
+	}
+}

@@ -170,6 +170,65 @@ final class IntegrationTest extends TestCase
         self::assertCount(1, $this->fallback->records());
     }
 
+    /**
+     * Real offline_ tokens, minted on the standby's bypass host, validated through the real fallback host
+     * (discovered, after a published host that is down), then through the main API once the standby says
+     * service_online.
+     */
+    public function testRealStandby(): void
+    {
+        $api = self::api();
+        if (getenv('GATEHOUSE_TEST_STANDBY_URL') === false) {
+            if (getenv('CI') === 'true') {
+                self::fail('no real standby (GATEHOUSE_TEST_STANDBY_URL is unset); CI=true: nothing may be skipped');
+            }
+            self::markTestSkipped('no real standby: run bash sdk/run-sdk-tests.sh');
+        }
+        $solveOffline = static function () use ($api): string {
+            $token = trim((string) shell_exec(escapeshellarg($api['solver']) . ' --offline login'));
+            self::assertStringStartsWith('offline_', $token, 'the offline solver did not print an offline_ token');
+            return $token;
+        };
+        self::standbyMode('serve'); // as during an outage of the main API
+        try {
+            $client = self::client(); // the backup hosts come from GET /v1/standby
+            $token = $solveOffline();
+            $verdict = $client->validate($token, ['expected_action' => 'login', 'client_ip' => '127.0.0.1']);
+            self::assertTrue($verdict->accepted);
+            self::assertTrue($verdict->offline);
+            self::assertSame('match', $verdict->clientIpCheck);
+            $replay = $client->validate($token);
+            self::assertSame('token_already_used', $replay->errorCode);
+            self::assertTrue($replay->offline);
+
+            // The main API is back: the standby answers service_online, the SDK goes to the main API.
+            $second = $solveOffline();
+            self::standbyMode('online');
+            self::assertTrue($client->validate($second, ['expected_action' => 'login'])->accepted);
+            self::assertSame('token_already_used', $client->validate($second)->errorCode);
+            if (getenv('GATEHOUSE_TEST_SHARED_STORE') === '1') {
+                // Consumed on the standby before the recovery: the main API honours it.
+                self::assertSame('token_already_used', $client->validate($token)->errorCode);
+            }
+        } finally {
+            self::standbyMode('auto');
+        }
+    }
+
+    /** Sets the real standby's mode (auto, serve, online) as the operator would. */
+    private static function standbyMode(string $mode): void
+    {
+        $token = trim((string) file_get_contents((string) getenv('GATEHOUSE_TEST_STANDBY_TOKEN_FILE')));
+        $context = stream_context_create(['http' => [
+            'method' => 'POST',
+            'header' => "Authorization: Bearer $token\r\nContent-Type: application/json",
+            'content' => json_encode(['mode' => $mode]),
+            'ignore_errors' => true,
+        ]]);
+        $body = file_get_contents(getenv('GATEHOUSE_TEST_STANDBY_URL') . '/internal/v1/mode', false, $context);
+        self::assertStringContainsString('"code":0', (string) $body, "standby mode $mode");
+    }
+
     private function startFallback(array $answers): void
     {
         self::api();
