@@ -1,16 +1,18 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { loadStandbyConfig } from '../../standby/src/config.ts';
+import { startStandby } from '../../standby/src/standby.ts';
 import { loadConfig } from './config.ts';
 import { loadDemoConfig } from './demo/config.ts';
 import { DEMO_APP_FILE, ensureDemoApp } from './demo/demo-app.ts';
 import { DEMO_USER } from './demo/login.ts';
 import { startDemoServer } from './demo/server.ts';
 import { ensureWidget } from './routes/widget.ts';
-import { type ApiServer, startApiServer } from './server.ts';
+import { type ApiServer, startApiServer, urlHost } from './server.ts';
 
 /**
  * `npm start`: everything a developer needs on one machine, started in order as a list of roles (the main
- * API, then the demo site; the standby roles of issue 4 join the list), each printing its URLs. One Ctrl-C
- * (or SIGTERM) stops them all gracefully, in reverse order.
+ * API, the demo site, then both standby roles), each printing its URLs. One Ctrl-C (or SIGTERM) stops them
+ * all gracefully, in reverse order.
  */
 
 interface Running {
@@ -30,6 +32,32 @@ interface Role {
 
 const config = loadConfig();
 const demoConfig = loadDemoConfig();
+
+/**
+ * Where the standby roles listen: STANDBY_HOST (default HOST), STANDBY_BYPASS_PORT / STANDBY_FALLBACK_PORT
+ * (default 8081 and 8082; with PORT=0, as tests run it, 0 too, so parallel runs never collide).
+ */
+const standbyListen = (() => {
+  const env = process.env;
+  const ephemeral = config.port === 0;
+  return {
+    host: env.STANDBY_HOST || config.host,
+    bypassPort: env.STANDBY_BYPASS_PORT || (ephemeral ? '0' : '8081'),
+    fallbackPort: env.STANDBY_FALLBACK_PORT || (ephemeral ? '0' : '8082'),
+  };
+})();
+/** A standby URL as published and printed: a wildcard listen address as loopback, as for the API. */
+const standbyUrl = (port: string | number) => `http://${urlHost(standbyListen.host)}:${port}`;
+// Published by GET /v1/standby from the first request on, unless STANDBY_*_URLS name other hosts. Ports
+// picked at random (0) are only known once the standby listens: filled in then.
+const publishBypass = config.standby.bypassUrls.length === 0;
+const publishFallback = config.standby.fallbackUrls.length === 0;
+if (publishBypass && standbyListen.bypassPort !== '0') {
+  config.standby.bypassUrls = [standbyUrl(standbyListen.bypassPort)];
+}
+if (publishFallback && standbyListen.fallbackPort !== '0') {
+  config.standby.fallbackUrls = [standbyUrl(standbyListen.fallbackPort)];
+}
 
 const ROLES: Role[] = [
   {
@@ -80,6 +108,40 @@ const ROLES: Role[] = [
           ['Demo app', `${creds.appKey}   (key and secret in ${resolve(config.dataDir, DEMO_APP_FILE)})`],
         ],
         close: () => demo.close(),
+      };
+    },
+  },
+  {
+    // Both standby roles (docs/failover.md) beside the API, sharing its store of used offline_ tokens
+    // in memory (or its STANDBY_STORE_URL Redis). Started after the demo site so their first snapshot
+    // already holds the demo app.
+    name: 'standby',
+    async start(shared) {
+      const api = shared.api!;
+      const standby = await startStandby(
+        loadStandbyConfig({
+          ...process.env,
+          MAIN_API_URL: api.url,
+          STANDBY_HOST: standbyListen.host,
+          STANDBY_BYPASS_PORT: standbyListen.bypassPort,
+          STANDBY_FALLBACK_PORT: standbyListen.fallbackPort,
+          STANDBY_DATA_DIR: process.env.STANDBY_DATA_DIR || join(config.dataDir, 'standby'),
+          // The store is the API's own, passed below: no second connection.
+          STANDBY_STORE_URL: '',
+          STANDBY_SYNC_TOKEN: config.standby.syncToken ?? api.runtime.adminToken,
+        }),
+        { store: api.runtime.offlineStore, logger: api.runtime.logger.child({ service: 'standby' }) },
+      );
+      const bypass = standbyUrl(new URL(standby.urls.bypass!).port);
+      const fallback = standbyUrl(new URL(standby.urls.fallback!).port);
+      if (publishBypass) config.standby.bypassUrls = [bypass];
+      if (publishFallback) config.standby.fallbackUrls = [fallback];
+      return {
+        lines: [
+          ['Standby bypass', `${bypass}   (end-user side: offline verification, offline_ tokens)`],
+          ['Standby fallback', `${fallback}   (server side: POST /api/validate)`],
+        ],
+        close: () => standby.close(),
       };
     },
   },
