@@ -352,7 +352,7 @@ async function main(): Promise<void> {
         settings:
           `${options.durationSeconds} s per case after ${options.warmupSeconds} s warm-up, ${options.connections} connections, ` +
           `autocannon 9 in the bench process, each server in its own child process, API LOG_LEVEL=${options.logLevel} ` +
-          `(to /dev/null), DB_POOL_MAX 10${options.profile ? ', profiler on for the profiled runs' : ''}`,
+          `(to /dev/null), DB_POOL_MAX 10, PGlite on disk in a temporary folder${options.profile ? ', profiler on for the profiled runs' : ''}`,
       },
       table,
       verdict,
