@@ -51,7 +51,7 @@ export type InitResult =
 export async function initChallenge(
   deps: Deps,
   body: InitBody,
-  facts: Omit<RequestFacts, 'platform'>,
+  facts: Omit<RequestFacts, 'platform'> & { origin?: string | undefined },
 ): Promise<InitResult> {
   const app = await deps.apps.findByKey(body.app_key);
   if (!app) throw new GatehouseError('invalid_app_key');

@@ -26,6 +26,8 @@ export interface StandbySnapshot {
  */
 export function standbyRoutes(router: Router, deps: Deps): void {
   router.get('/v1/standby', function standbyHosts(ctx) {
+    // Public and read by widgets on integrators' pages: any origin may read it.
+    ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = success({
       bypass: deps.config.standby.bypassUrls,
