@@ -14,7 +14,16 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'pglite',
-          include: ['core/**/*.test.ts', 'api/**/*.test.ts', 'standby/**/*.test.ts', 'sdk/node/**/*.test.ts', 'sdk/web/**/*.test.ts', 'operator/**/*.test.ts', 'charts/**/*.test.ts', 'k8s/**/*.test.ts'],
+          include: [
+            'core/**/*.test.ts',
+            'api/**/*.test.ts',
+            'standby/**/*.test.ts',
+            'sdk/node/**/*.test.ts',
+            'sdk/web/**/*.test.ts',
+            'operator/**/*.test.ts',
+            'charts/**/*.test.ts',
+            'k8s/**/*.test.ts',
+          ],
           env: { TEST_DATABASE: 'pglite' },
         },
       },

@@ -198,7 +198,7 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
       const { body } = await solvedOnce();
       const flipped =
         body.challenge.slice(0, 20) + (body.challenge[20] === 'A' ? 'B' : 'A') + body.challenge.slice(21);
-      for (const challenge of [flipped, body.challenge.slice(0, -4), 'garbage', body.challenge + 'AA']) {
+      for (const challenge of [flipped, body.challenge.slice(0, -4), 'garbage', `${body.challenge}AA`]) {
         const res = await submit({ ...body, challenge });
         expect(res.status).toBe(404);
         expect(res.body.error).toBe('challenge_not_found');
