@@ -13,6 +13,8 @@ import { drift } from '../scripts/sync-operator.ts';
 import { type ControlPlane, startControlPlane } from './lib/control-plane.ts';
 import {
   applyDryRun,
+  createCrd,
+  ensureNamespace,
   type KubeObject,
   kubeconform,
   parseObjects,
@@ -163,6 +165,7 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       'Service',
       'PodDisruptionBudget',
       'ConfigMap',
+      'NetworkPolicy',
     ]) {
       expect(kinds, k).toContain(k);
     }
@@ -477,7 +480,6 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
     renders['two-region'] = await render(['-f', TWO_REGION], 'gatehouse-two-region');
     cp = await startControlPlane();
     // The CRD for real first: the apiserver then publishes the App schema too.
-    const { createCrd } = await import('./lib/kube.ts');
     await createCrd(cp, find(renders.default.objects, 'CustomResourceDefinition', 'apps.gatehouse.dev'));
     await waitForOpenApiKind(cp, 'dev.gatehouse.v1alpha1.App');
     schemas = (await writeSchemas(cp, join(cp.work, 'schemas'))).location;
@@ -507,6 +509,45 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
       expect(checked).toBe(renders[name]!.objects.length - 1);
     },
   );
+
+  it('installs for real (no hooks: no kubelet runs Jobs) and keeps every generated secret across an upgrade', {
+    timeout: 180_000,
+  }, async () => {
+    const ns = 'gatehouse-install';
+    await ensureNamespace(cp, ns);
+    const args = [
+      'gh',
+      CHART,
+      '--namespace',
+      ns,
+      '--kubeconfig',
+      cp.kubeconfig,
+      '--no-hooks',
+      '-f',
+      TWO_REGION,
+    ];
+    const secret = async (name: string) => {
+      const res = await cp.call('GET', `/api/v1/namespaces/${ns}/secrets/${name}`);
+      expect(res.status, res.text).toBe(200);
+      return (res.body as { data: Record<string, string> }).data;
+    };
+    const install = await run('helm', ['install', ...args]);
+    expect(install.code, install.stderr).toBe(0);
+    const before = {
+      credentials: await secret('gh-gatehouse-credentials'),
+      db: await secret('gh-gatehouse-db-us-east'),
+      certs: await secret('gh-gatehouse-cockroachdb-node-certs'),
+    };
+    const upgrade = await run('helm', ['upgrade', ...args]);
+    expect(upgrade.code, upgrade.stderr).toBe(0);
+    expect(await secret('gh-gatehouse-credentials')).toEqual(before.credentials);
+    expect(await secret('gh-gatehouse-db-us-east')).toEqual(before.db);
+    expect(await secret('gh-gatehouse-cockroachdb-node-certs')).toEqual(before.certs);
+    const password = Buffer.from(before.credentials['database-password']!, 'base64').toString();
+    expect(Buffer.from(before.db.DATABASE_URL!, 'base64').toString()).toContain(`:${password}@`);
+    const app = await cp.call('GET', `/apis/gatehouse.dev/v1alpha1/namespaces/${ns}/apps/shop`);
+    expect(app.status, app.text).toBe(200);
+  });
 
   it('prints NOTES whose App can be pasted as it is (the apiserver accepts it)', {
     timeout: 60_000,

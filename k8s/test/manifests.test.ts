@@ -4,6 +4,7 @@
  * against a real kube-apiserver: kubeconform -strict with its schemas, offline, and a server-side
  * dry-run of every object after the CRD and the namespace were created for real.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../charts/test/lib/control-plane.ts';
@@ -113,6 +114,31 @@ describe.skipIf(noKustomize)('kustomize build', () => {
         'two-region',
       );
   });
+
+  it.skipIf(!existsSync(join(REPO, 'operator/config/manager/manager.yaml')))(
+    "runs the operator's image, ports, probes and leader election as operator/config/manager does",
+    () => {
+      const theirs = parseObjects(
+        readFileSync(join(REPO, 'operator/config/manager/manager.yaml'), 'utf8'),
+      ).find((o) => o.kind === 'Deployment')!;
+      const ours = find(built.base!.objects, 'Deployment', 'gatehouse-operator');
+      const [a, b] = [container(theirs), container(ours)];
+      expect(b.image).toBe(a.image);
+      const ports = (c: Container) =>
+        (c.ports as { name: string; containerPort: number }[]).map((p) => [p.name, p.containerPort]);
+      expect(ports(b)).toEqual(ports(a));
+      for (const probe of ['livenessProbe', 'readinessProbe']) {
+        expect((b[probe] as { httpGet: unknown }).httpGet, probe).toEqual(
+          (a[probe] as { httpGet: unknown }).httpGet,
+        );
+      }
+      expect((ours.spec as { replicas: number }).replicas).toBe(
+        (theirs.spec as { replicas: number }).replicas,
+      );
+      expect(envOf(ours).LEADER_ELECT).toBe('true');
+      expect((a.args as string[]).join(' ')).toContain('--leader-elect true');
+    },
+  );
 
   it.skipIf(!findTool('helm'))(
     'runs the operator as the chart does (same settings, ports, probes, security)',

@@ -20,6 +20,8 @@ export interface ApiResponse {
 export interface ControlPlane {
   url: string;
   work: string;
+  /** A kubeconfig file for helm and other clients (admin token, the test CA). */
+  kubeconfig: string;
   /** HTTPS request with the admin token; JSON in and out. */
   call(method: string, path: string, body?: unknown, contentType?: string): Promise<ApiResponse>;
   stop(): Promise<void>;
@@ -244,5 +246,18 @@ export async function startControlPlane(): Promise<ControlPlane> {
     await stop();
     throw new Error(`${(error as Error).message}\n${logs}`);
   }
-  return { url, work, call, stop };
+  const kubeconfig = join(work, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: { server: url, 'certificate-authority': join(pki, 'ca.crt') } }],
+      users: [{ name: 'admin', user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: 'admin' } }],
+      'current-context': 'test',
+    }),
+    { mode: 0o600 },
+  );
+  return { url, work, kubeconfig, call, stop };
 }
