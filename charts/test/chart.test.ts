@@ -4,6 +4,7 @@
  * objects against a real kube-apiserver: kubeconform with its schemas, offline and strict, and a
  * server-side dry-run of every object after the CRD was created for real.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -467,6 +468,136 @@ describe.skipIf(noHelm)('helm lint and template', () => {
     const r = await template(args());
     expect(r.code, r.stdout.slice(0, 500)).not.toBe(0);
     expect(r.stderr).toMatch(message);
+  });
+});
+
+/**
+ * A stand-in for the cockroach binary (no CockroachDB can run here): it records every command and SQL
+ * statement, and answers the queries the scripts read from the STUB_* variables.
+ */
+const COCKROACH_STUB = `#!/usr/bin/env bash
+echo "$*" >>"$STUB_LOG.args"
+if [[ $1 == init ]]; then echo "ERROR: cluster has already been initialized"; exit 1; fi
+shift
+queries=()
+while (($#)); do if [[ $1 == -e ]]; then queries+=("$2"); shift; fi; shift; done
+for q in "\${queries[@]}"; do
+  echo "$q" >>"$STUB_LOG"
+  case $q in
+    *"SHOW REGIONS FROM CLUSTER"*) printf 'region\\n'; printf '%s\\n' $STUB_REGIONS ;;
+    *"[SHOW DATABASES]"*) printf 'count\\n%s\\n' "$STUB_MULTI" ;;
+    *"[SHOW TABLES FROM"*) printf 'table_name\\tlocality\\n'; printf '%b' "$STUB_TABLES" ;;
+    *) echo OK ;;
+  esac
+done
+`;
+
+describe.skipIf(noHelm)('the CockroachDB scripts, run by bash against a stand-in cockroach', () => {
+  let dir: string;
+  beforeAll(async () => {
+    const { objects } = await render(['-f', TWO_REGION]);
+    const scripts = find(objects, 'ConfigMap', 'gatehouse-cockroachdb-scripts') as KubeObject & {
+      data: Record<string, string>;
+    };
+    dir = mkdtempSync(join(scratch, 'scripts-'));
+    for (const [name, text] of Object.entries(scripts.data)) writeFileSync(join(dir, name), text);
+    writeFileSync(join(dir, 'cockroach'), COCKROACH_STUB, { mode: 0o755 });
+  }, 60_000);
+
+  function runScript(script: string, env: Record<string, string>) {
+    const log = join(dir, `${script}.${Math.random().toString(36).slice(2)}.log`);
+    writeFileSync(log, '');
+    writeFileSync(`${log}.args`, '');
+    const result = spawnSync('bash', [join(dir, script)], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: {
+        PATH: process.env.PATH,
+        COCKROACH_BIN: join(dir, 'cockroach'),
+        STUB_LOG: log,
+        DATABASE_PASSWORD: 'pw123',
+        ...env,
+      },
+    });
+    const sql = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
+    return { ...result, sql, args: readFileSync(`${log}.args`, 'utf8') };
+  }
+
+  it('parse as bash', () => {
+    for (const f of ['common.sh', 'init.sh', 'localities.sh']) {
+      const r = spawnSync('bash', ['-n', join(dir, f)], { encoding: 'utf8' });
+      expect(r.status, `${f}: ${r.stderr}`).toBe(0);
+    }
+  });
+
+  it('localities.sh changes nothing before the database is multi-region', () => {
+    const r = runScript('localities.sh', { STUB_MULTI: '0', STUB_TABLES: '' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('is not multi-region yet');
+    expect(r.sql.filter((q) => q.startsWith('ALTER'))).toEqual([]);
+  });
+
+  it('localities.sh alters only the tables that exist and differ, and waits for the others', () => {
+    const r = runScript('localities.sh', {
+      STUB_MULTI: '1',
+      STUB_TABLES: [
+        'apps\\tGLOBAL',
+        'settings\\tREGIONAL BY TABLE IN PRIMARY REGION',
+        'pass_tokens\\tREGIONAL BY TABLE IN PRIMARY REGION',
+        'server_tokens\\tREGIONAL BY ROW',
+        'app_usage\\tREGIONAL BY TABLE IN PRIMARY REGION',
+        '',
+      ].join('\\n'),
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.sql.filter((q) => q.startsWith('ALTER')).sort()).toEqual([
+      'ALTER TABLE gatehouse.public.app_usage SET LOCALITY REGIONAL BY ROW',
+      'ALTER TABLE gatehouse.public.pass_tokens SET LOCALITY REGIONAL BY ROW',
+      'ALTER TABLE gatehouse.public.settings SET LOCALITY GLOBAL',
+    ]);
+    expect(r.stdout).toContain('challenge_attempts: not created yet');
+    expect(r.stdout).toContain('1 table(s) still to come');
+    expect(r.args).toContain('--certs-dir=/cockroach/cockroach-certs');
+    expect(r.args).toContain('--host=gatehouse-cockroachdb-public.gatehouse-system.svc.cluster.local:26257');
+  });
+
+  it('init.sh initializes once, then creates the database, its user, regions and survival goal in order', () => {
+    const r = runScript('init.sh', {
+      STUB_REGIONS: 'europe-west1 us-east1',
+      STUB_MULTI: '1',
+      STUB_TABLES: '',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('cluster initialized');
+    expect(r.args.split('\n')[0]).toBe(
+      'init --certs-dir=/cockroach/cockroach-certs --host=gatehouse-cockroachdb-eu-west-0.gatehouse-cockroachdb.gatehouse-system.svc.cluster.local:26257',
+    );
+    const ddl = r.sql.filter((q) => !q.startsWith('SELECT'));
+    expect(ddl).toEqual([
+      'CREATE DATABASE IF NOT EXISTS gatehouse',
+      'CREATE USER IF NOT EXISTS gatehouse',
+      "ALTER USER gatehouse WITH PASSWORD 'pw123'",
+      'GRANT ALL ON DATABASE gatehouse TO gatehouse',
+      'ALTER DATABASE gatehouse SET PRIMARY REGION "europe-west1"',
+      'ALTER DATABASE gatehouse ADD REGION IF NOT EXISTS "us-east1"',
+      'ALTER DATABASE gatehouse SURVIVE ZONE FAILURE',
+      'SHOW REGIONS FROM DATABASE gatehouse',
+    ]);
+    expect(r.stdout).toContain('localities applied; 6 table(s) still to come');
+  });
+
+  it('init.sh waits while a region has no live nodes yet', () => {
+    const r = spawnSync('timeout', ['3', 'bash', join(dir, 'init.sh')], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH,
+        COCKROACH_BIN: join(dir, 'cockroach'),
+        STUB_LOG: join(dir, 'wait.log'),
+        STUB_REGIONS: 'europe-west1',
+      },
+    });
+    expect(r.status).toBe(124);
+    expect(r.stdout).toContain('waiting for nodes in region(s): us-east1');
   });
 });
 
