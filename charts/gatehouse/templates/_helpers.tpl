@@ -54,10 +54,10 @@ helm.sh/chart: {{ include "gatehouse.chart" .ctx }}
 
 {{/* metadata.annotations of every object (commonAnnotations), when there are any. */}}
 {{- define "gatehouse.annotations" -}}
-{{- with .Values.commonAnnotations }}
+{{- with .Values.commonAnnotations -}}
 annotations:
   {{- toYaml . | nindent 2 }}
-{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/* ------------------------------------------------------------------ object names */}}
@@ -117,10 +117,10 @@ annotations:
 {{- end -}}
 
 {{- define "gatehouse.imagePullSecrets" -}}
-{{- with .Values.imagePullSecrets }}
+{{- with .Values.imagePullSecrets -}}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
-{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/* ------------------------------------------------------------------ in-cluster addresses */}}
@@ -353,7 +353,9 @@ serviceAccountName: {{ include "gatehouse.cockroachdb.fullname" .ctx }}
 automountServiceAccountToken: false
 enableServiceLinks: false
 restartPolicy: OnFailure
-{{- include "gatehouse.imagePullSecrets" .ctx }}
+{{- with include "gatehouse.imagePullSecrets" .ctx }}
+{{ . }}
+{{- end }}
 securityContext:
   {{- toYaml $c.podSecurityContext | nindent 2 }}
 {{- with $primary.nodeSelector }}
