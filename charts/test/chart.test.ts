@@ -267,8 +267,11 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       expect(scripts.data['localities.sh']).toContain(`[${t}]="REGIONAL BY ROW"`);
     }
     for (const t of ['apps', 'settings']) expect(scripts.data['localities.sh']).toContain(`[${t}]="GLOBAL"`);
-    const init = find(objects, 'Job', 'gatehouse-cockroachdb-init');
-    expect(init.metadata.annotations?.['helm.sh/hook']).toBe('post-install,post-upgrade');
+    const init = find(objects, 'Job', 'gatehouse-cockroachdb-init-r1');
+    expect(
+      init.metadata.annotations?.['helm.sh/hook'],
+      'not a hook: helm install --wait must not deadlock',
+    ).toBeUndefined();
     const app = find(objects, 'App', 'shop') as KubeObject & {
       spec: { runtimeSecretRef: unknown; regions: Record<string, unknown>[] };
     };
@@ -641,7 +644,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
     },
   );
 
-  it('installs for real (no hooks: no kubelet runs Jobs) and keeps every generated secret across an upgrade', {
+  it('installs for real and keeps every generated secret across an upgrade; each revision has its init Job', {
     timeout: 180_000,
   }, async () => {
     const ns = 'gatehouse-install';
@@ -678,6 +681,10 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
     expect(Buffer.from(before.db.DATABASE_URL!, 'base64').toString()).toContain(`:${password}@`);
     const app = await cp.call('GET', `/apis/gatehouse.dev/v1alpha1/namespaces/${ns}/apps/shop`);
     expect(app.status, app.text).toBe(200);
+    const jobs = await cp.call('GET', `/apis/batch/v1/namespaces/${ns}/jobs`);
+    expect((jobs.body as { items: KubeObject[] }).items.map((j) => j.metadata.name)).toEqual([
+      'gh-gatehouse-cockroachdb-init-r2',
+    ]);
   });
 
   it('prints NOTES whose App can be pasted as it is (the apiserver accepts it)', {
@@ -706,7 +713,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
       app,
     );
     expect(res.status, res.text).toBe(201);
-    expect(notes).toContain('kubectl -n gatehouse-two-region logs job/gatehouse-cockroachdb-init -f');
+    expect(notes).toContain('kubectl -n gatehouse-two-region logs job/gatehouse-cockroachdb-init-r1 -f');
   });
 
   it('has the apiserver reject an App whose region lacks a second bypass host (CRD schema and CEL)', {
