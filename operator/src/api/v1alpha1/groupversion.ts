@@ -1,0 +1,17 @@
+/** The App API's group, version and names: every path, manifest and printer column starts here. */
+export const GROUP = 'gatehouse.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'App';
+export const LIST_KIND = 'AppList';
+export const PLURAL = 'apps';
+export const SINGULAR = 'app';
+/** `kubectl get ghapp`: `app` alone would be ambiguous in clusters with other "App" kinds. */
+export const SHORT_NAMES = ['ghapp', 'ghapps'];
+export const CATEGORIES = ['gatehouse'];
+export const CRD_NAME = `${PLURAL}.${GROUP}`;
+
+/** The finalizer that disables the app in the service's database before the App goes away. */
+export const FINALIZER = `${GROUP}/app-registration`;
+/** The field manager of every server-side apply the operator makes. */
+export const FIELD_MANAGER = 'gatehouse-operator';

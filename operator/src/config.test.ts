@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { loadOperatorConfig } from './config.ts';
+
+const token = 'a'.repeat(32);
+
+describe('loadOperatorConfig', () => {
+  it('takes flags before the environment, and defaults the rest', () => {
+    const c = loadOperatorConfig(['--admin-url', 'http://api.gatehouse.svc/', '--concurrency', '4'], {
+      GATEHOUSE_ADMIN_URL: 'http://ignored',
+      GATEHOUSE_ADMIN_TOKEN: token,
+      POD_NAME: 'op-0',
+    });
+    expect(c).toMatchObject({
+      adminUrl: 'http://api.gatehouse.svc',
+      adminToken: token,
+      standbyToken: token,
+      concurrency: 4,
+      healthPort: 8081,
+      metricsPort: 8080,
+      resyncMs: 300_000,
+      probe: { intervalMs: 2000, failAfter: 3, recoverAfter: 3 },
+      leaderElection: { enabled: true, namespace: 'gatehouse-system', name: 'gatehouse-operator-leader' },
+    });
+    expect(c.leaderElection.identity).toMatch(/^op-0_[0-9a-f]{8}$/);
+  });
+
+  it('refuses bad settings with one precise line each, and a missing admin token', () => {
+    expect(() =>
+      loadOperatorConfig(['--admin-url', 'nope', '--probe-fail-after', '0'], {
+        GATEHOUSE_ADMIN_TOKEN: token,
+      }),
+    ).toThrow(/--admin-url \(GATEHOUSE_ADMIN_URL\).*\n.*--probe-fail-after \(PROBE_FAIL_AFTER\)/);
+    expect(() => loadOperatorConfig(['--admin-url', 'http://api'], {})).toThrow(/admin token is missing/);
+    expect(() => loadOperatorConfig(['--no-such-flag', 'x'], {})).toThrow(/Unknown option/);
+  });
+
+  it('a separate standby token when given; leader election can be turned off', () => {
+    const c = loadOperatorConfig(['--leader-elect', 'false'], {
+      GATEHOUSE_ADMIN_URL: 'http://api',
+      GATEHOUSE_ADMIN_TOKEN: token,
+      GATEHOUSE_STANDBY_SYNC_TOKEN: 'sync',
+    });
+    expect(c.standbyToken).toBe('sync');
+    expect(c.leaderElection.enabled).toBe(false);
+  });
+});

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+/** Every setting of the operator: a flag (`--admin-url`) or its environment variable (GATEHOUSE_ADMIN_URL). */
+const SETTINGS = {
+  'admin-url': { env: 'GATEHOUSE_ADMIN_URL', schema: z.url() },
+  'admin-token': { env: 'GATEHOUSE_ADMIN_TOKEN', schema: z.string().min(24).optional() },
+  'admin-token-file': { env: 'GATEHOUSE_ADMIN_TOKEN_FILE', schema: z.string().optional() },
+  'standby-token': { env: 'GATEHOUSE_STANDBY_SYNC_TOKEN', schema: z.string().min(1).optional() },
+  'api-image': { env: 'GATEHOUSE_API_IMAGE', schema: z.string().default('ghcr.io/gatehouse/api:0.1.0') },
+  'standby-image': {
+    env: 'GATEHOUSE_STANDBY_IMAGE',
+    schema: z.string().default('ghcr.io/gatehouse/standby:0.1.0'),
+  },
+  'runtime-secret': { env: 'GATEHOUSE_RUNTIME_SECRET', schema: z.string().default('gatehouse-runtime') },
+  'watch-namespace': { env: 'WATCH_NAMESPACE', schema: z.string().optional() },
+  'leader-elect': { env: 'LEADER_ELECT', schema: z.enum(['true', 'false']).default('true') },
+  'leader-election-namespace': { env: 'POD_NAMESPACE', schema: z.string().default('gatehouse-system') },
+  'leader-election-id': {
+    env: 'LEADER_ELECTION_ID',
+    schema: z.string().default('gatehouse-operator-leader'),
+  },
+  'health-port': { env: 'HEALTH_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8081) },
+  'metrics-port': { env: 'METRICS_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8080) },
+  'bind-address': { env: 'BIND_ADDRESS', schema: z.string().default('0.0.0.0') },
+  concurrency: { env: 'CONCURRENCY', schema: z.coerce.number().int().min(1).max(32).default(2) },
+  'resync-seconds': {
+    env: 'RESYNC_SECONDS',
+    schema: z.coerce.number().int().min(5).max(86_400).default(300),
+  },
+  'probe-interval-ms': {
+    env: 'PROBE_INTERVAL_MS',
+    schema: z.coerce.number().int().min(50).max(600_000).default(2000),
+  },
+  'probe-timeout-ms': {
+    env: 'PROBE_TIMEOUT_MS',
+    schema: z.coerce.number().int().min(50).max(60_000).default(1500),
+  },
+  'probe-fail-after': { env: 'PROBE_FAIL_AFTER', schema: z.coerce.number().int().min(1).max(100).default(3) },
+  'probe-recover-after': {
+    env: 'PROBE_RECOVER_AFTER',
+    schema: z.coerce.number().int().min(1).max(100).default(3),
+  },
+  'log-level': {
+    env: 'LOG_LEVEL',
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  },
+} as const;
+type Key = keyof typeof SETTINGS;
+type Raw = { [K in Key]: z.infer<(typeof SETTINGS)[K]['schema']> };
+
+export interface OperatorConfig {
+  adminUrl: string;
+  /** Bearer token of the main API's admin API: never logged. */
+  adminToken: string;
+  /** Bearer token of the standby's `POST /internal/v1/mode` (STANDBY_SYNC_TOKEN); default the admin token. */
+  standbyToken: string;
+  images: { api: string; standby: string };
+  runtimeSecret: string;
+  watchNamespace: string | undefined;
+  leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
+  healthPort: number;
+  metricsPort: number;
+  bindAddress: string;
+  concurrency: number;
+  resyncMs: number;
+  probe: { intervalMs: number; timeoutMs: number; failAfter: number; recoverAfter: number };
+  logLevel: Raw['log-level'];
+}
+
+/** Reads flags, then the environment, then defaults; throws one precise line per bad setting. */
+export function loadOperatorConfig(
+  argv: string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): OperatorConfig {
+  const options = Object.fromEntries(Object.keys(SETTINGS).map((k) => [k, { type: 'string' as const }]));
+  const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+  const raw: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, { env: name, schema }] of Object.entries(SETTINGS)) {
+    const given = (values as Record<string, string | undefined>)[key] ?? (env[name] || undefined);
+    const parsed = schema.safeParse(given);
+    if (parsed.success) raw[key] = parsed.data;
+    else problems.push(`--${key} (${name}): ${parsed.error.issues.map((i) => i.message).join(', ')}`);
+  }
+  if (problems.length) throw new Error(`Invalid operator configuration:\n  ${problems.join('\n  ')}`);
+  const r = raw as Raw;
+  const adminToken =
+    r['admin-token'] ?? (r['admin-token-file'] ? readFileSync(r['admin-token-file'], 'utf8').trim() : '');
+  if (!adminToken)
+    throw new Error('The admin token is missing: set GATEHOUSE_ADMIN_TOKEN or --admin-token-file.');
+  return {
+    adminUrl: r['admin-url'].replace(/\/+$/, ''),
+    adminToken,
+    standbyToken: r['standby-token'] ?? adminToken,
+    images: { api: r['api-image'], standby: r['standby-image'] },
+    runtimeSecret: r['runtime-secret'],
+    watchNamespace: r['watch-namespace'],
+    leaderElection: {
+      enabled: r['leader-elect'] === 'true',
+      namespace: r['leader-election-namespace'],
+      name: r['leader-election-id'],
+      identity: `${env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`,
+    },
+    healthPort: r['health-port'],
+    metricsPort: r['metrics-port'],
+    bindAddress: r['bind-address'],
+    concurrency: r.concurrency,
+    resyncMs: r['resync-seconds'] * 1000,
+    probe: {
+      intervalMs: r['probe-interval-ms'],
+      timeoutMs: r['probe-timeout-ms'],
+      failAfter: r['probe-fail-after'],
+      recoverAfter: r['probe-recover-after'],
+    },
+    logLevel: r['log-level'],
+  };
+}

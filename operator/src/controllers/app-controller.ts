@@ -1,0 +1,113 @@
+import type { App } from '../api/v1alpha1/app-types.ts';
+import { API_VERSION, FIELD_MANAGER, KIND } from '../api/v1alpha1/groupversion.ts';
+import { isConflict, isNotFound } from '../runtime/kube-client.ts';
+import { APPS, resourcePath } from '../runtime/resources.ts';
+import { type ControllerDeps, ReconcileContext, type Step } from './context.ts';
+import { credentialsSecretName } from './names.ts';
+import { EventReason } from './reasons.ts';
+import { computeStatus, statusChanged } from './status.ts';
+import { ensureFinalizer, finalize } from './steps/finalizer.ts';
+import { ensureRegistration } from './steps/registration.ts';
+import { ensureProbes, ensureTrafficMode } from './steps/traffic.ts';
+import { ensureWorkloads, pruneRemovedRegions } from './steps/workloads.ts';
+
+/** The reconcile of an App, in order. Each step is small, idempotent, and may stop the rest by throwing. */
+export const STEPS: readonly Step[] = [
+  ensureFinalizer,
+  ensureRegistration,
+  ensureWorkloads,
+  pruneRemovedRegions,
+  ensureProbes,
+  ensureTrafficMode,
+];
+
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}
+
+/** Thrown after the status is written, so the key is retried with backoff. */
+export class RetryLater extends Error {
+  override name = 'RetryLater';
+}
+
+/**
+ * Turns an App into its registration, workloads and traffic mode, then writes what it saw into
+ * status, once, and only when it changed. Reads the App from the informer cache (`getApp`) and
+ * works on a copy; an App that is gone is done.
+ */
+export class AppController {
+  readonly #deps: ControllerDeps;
+  readonly #getApp: (key: string) => App | undefined;
+
+  constructor(deps: ControllerDeps, getApp: (key: string) => App | undefined) {
+    this.#deps = deps;
+    this.#getApp = getApp;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const cached = this.#getApp(key);
+    if (!cached) {
+      this.#deps.prober.forget(key);
+      return {};
+    }
+    const ctx = new ReconcileContext(cached, this.#deps.logger);
+    if (ctx.app.metadata.deletionTimestamp) {
+      await finalize(ctx, this.#deps);
+      return {};
+    }
+    for (const step of STEPS) {
+      try {
+        await step(ctx, this.#deps);
+      } catch (err) {
+        if (isNotFound(err) && step === ensureFinalizer) return {};
+        ctx.error = { step: step.name, message: (err as Error).message };
+        ctx.log.warn({ step: step.name, err: (err as Error).message }, 'reconcile step failed');
+        if (!isConflict(err)) {
+          this.#deps.recorder.event(
+            ctx.app,
+            'Warning',
+            EventReason.ReconcileFailed,
+            `${step.name}: ${(err as Error).message}`,
+          );
+        }
+        break;
+      }
+    }
+    await this.#writeStatus(ctx);
+    if (ctx.error) throw new RetryLater(`${ctx.error.step}: ${ctx.error.message}`);
+    if (ctx.retry) throw new RetryLater(ctx.retry);
+    return ctx.requeueAfterMs === undefined ? {} : { requeueAfterMs: ctx.requeueAfterMs };
+  }
+
+  async #writeStatus(ctx: ReconcileContext): Promise<void> {
+    const { app } = ctx;
+    const status = computeStatus({
+      app,
+      now: new Date(),
+      appKey: ctx.appKey,
+      secretName: credentialsSecretName(app),
+      registered: ctx.registered,
+      deployment: (name) => this.#deps.deployment(`${app.metadata.namespace}/${name}`),
+      health: (region) => this.#deps.prober.health(ctx.key, region),
+      traffic: (region) => ctx.traffic.get(region),
+      problem: ctx.error ? `${ctx.error.step}: ${ctx.error.message}` : ctx.retry,
+      probeStatusRefreshMs: this.#deps.probeStatusRefreshMs,
+    });
+    if (!statusChanged(app.status, status)) return;
+    try {
+      await this.#deps.client.apply(
+        resourcePath(APPS, app.metadata.namespace, app.metadata.name, 'status'),
+        {
+          apiVersion: API_VERSION,
+          kind: KIND,
+          metadata: { name: app.metadata.name, namespace: app.metadata.namespace },
+          status,
+        },
+        FIELD_MANAGER,
+      );
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { makeApp, region } from '../../../test/fixtures.ts';
+import { buildDeployment } from './deployment.ts';
+import { desiredObjects } from './index.ts';
+import { buildIngress } from './network.ts';
+
+const defaults = { images: { api: 'gh/api:1', standby: 'gh/standby:1' }, runtimeSecret: 'gatehouse-runtime' };
+type Dep = ReturnType<typeof buildDeployment>;
+const envOf = (d: Dep) =>
+  Object.fromEntries(
+    d.spec.template.spec.containers[0]?.env.map((e) => [e.name, e.value ?? e.valueFrom]) ?? [],
+  );
+
+describe('desired objects', () => {
+  const app = makeApp();
+  const objects = desiredObjects(app, defaults);
+
+  it('per region: three Deployments, Services and PDBs (api, bypass, fallback) and one Ingress, all owned by the App', () => {
+    const names = objects.map((o) => `${o.object.kind}/${o.object.metadata.name}`);
+    expect(names.filter((n) => n.startsWith('Deployment/'))).toEqual([
+      'Deployment/shop-eu-api',
+      'Deployment/shop-eu-bypass',
+      'Deployment/shop-eu-fallback',
+      'Deployment/shop-us-api',
+      'Deployment/shop-us-bypass',
+      'Deployment/shop-us-fallback',
+    ]);
+    expect(names.filter((n) => n.startsWith('Service/'))).toHaveLength(6);
+    expect(names.filter((n) => n.startsWith('PodDisruptionBudget/'))).toHaveLength(6);
+    expect(names.filter((n) => n.startsWith('Ingress/'))).toEqual(['Ingress/shop-eu', 'Ingress/shop-us']);
+    for (const { object } of objects) {
+      expect(object.metadata).toMatchObject({
+        namespace: 'shop',
+        labels: { 'app.kubernetes.io/managed-by': 'gatehouse-operator', 'gatehouse.dev/app': 'shop' },
+        ownerReferences: [
+          {
+            apiVersion: 'gatehouse.dev/v1alpha1',
+            kind: 'App',
+            name: 'shop',
+            uid: app.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      });
+    }
+  });
+
+  it('the API: replicas, image, probes, region settings, the runtime Secret, standby URLs for discovery', () => {
+    const api = buildDeployment(
+      app,
+      region('eu', { locality: 'europe-west1', replicas: 3 }),
+      'api',
+      defaults,
+    );
+    const c = api.spec.template.spec.containers[0];
+    expect(api.spec.replicas).toBe(3);
+    expect(c?.image).toBe('gh/api:1');
+    expect(c?.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(c?.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(c?.envFrom).toEqual([{ secretRef: { name: 'gatehouse-runtime' } }]);
+    expect(envOf(api)).toMatchObject({
+      PORT: '8080',
+      GATEHOUSE_DB_REGION: 'europe-west1',
+      STANDBY_BYPASS_URLS: 'https://bypass.a.eu.shop.example,https://bypass.b.eu.shop.example',
+      STANDBY_FALLBACK_URLS:
+        'https://fallbackapiv1.a.eu.shop.example,https://fallbackapiv1.b.eu.shop.example',
+    });
+  });
+
+  it('standby pods: their role, the main API URL, the sync token, and no database access', () => {
+    const r = region('eu', { databaseSecretRef: { name: 'crdb-eu', key: 'url' }, standby: { replicas: 4 } });
+    const bypass = buildDeployment(app, r, 'bypass', defaults);
+    const fallback = buildDeployment(app, r, 'fallback', defaults);
+    expect(bypass.spec.replicas).toBe(4);
+    expect(envOf(bypass)).toMatchObject({
+      STANDBY_ROLE: 'bypass',
+      MAIN_API_URL: 'http://shop-eu-api.shop.svc',
+      STANDBY_BYPASS_PORT: '8081',
+    });
+    expect(envOf(fallback)).toMatchObject({
+      STANDBY_ROLE: 'fallback',
+      STANDBY_SYNC_TOKEN: {
+        secretKeyRef: { name: 'gatehouse-runtime', key: 'STANDBY_SYNC_TOKEN', optional: true },
+      },
+    });
+    for (const d of [bypass, fallback]) {
+      expect(envOf(d)).not.toHaveProperty('DATABASE_URL');
+      expect(d.spec.template.spec.containers[0]).not.toHaveProperty('envFrom');
+      expect(d.spec.template.spec.containers[0]?.image).toBe('gh/standby:1');
+    }
+    expect(envOf(buildDeployment(app, r, 'api', defaults)).DATABASE_URL).toEqual({
+      secretKeyRef: { name: 'crdb-eu', key: 'url' },
+    });
+  });
+
+  it('hardened pods: non-root, read-only root filesystem, no capabilities, no service account token', () => {
+    const d = buildDeployment(app, region('eu'), 'fallback', defaults);
+    const pod = d.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.containers[0]?.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
+    });
+  });
+
+  it('changing images or replicas never changes a selector (Deployment selectors are immutable)', () => {
+    const before = buildDeployment(app, region('eu'), 'api', defaults);
+    const changed = makeApp({ images: { api: 'gh/api:2' } });
+    const after = buildDeployment(changed, region('eu', { replicas: 5 }), 'api', defaults);
+    expect(after.spec.selector).toEqual(before.spec.selector);
+    expect(after.spec.template.spec.containers[0]?.image).toBe('gh/api:2');
+    for (const [k, v] of Object.entries(before.spec.selector.matchLabels)) {
+      expect(after.spec.template.metadata.labels[k]).toBe(v);
+    }
+  });
+
+  it('routes every host of a region: API host to the API, both bypass and both fallback hosts to their role', () => {
+    const ing = buildIngress(
+      makeApp({ ingressClassName: 'nginx' }),
+      region('eu', { tlsSecretName: 'eu-tls' }),
+    );
+    const routes = ing.spec.rules.map((r) => `${r.host} -> ${r.http.paths[0]?.backend.service.name}`);
+    expect(routes).toEqual([
+      'api.eu.shop.example -> shop-eu-api',
+      'bypass.a.eu.shop.example -> shop-eu-bypass',
+      'bypass.b.eu.shop.example -> shop-eu-bypass',
+      'fallbackapiv1.a.eu.shop.example -> shop-eu-fallback',
+      'fallbackapiv1.b.eu.shop.example -> shop-eu-fallback',
+    ]);
+    expect(ing.spec.ingressClassName).toBe('nginx');
+    expect(ing.spec.tls?.[0]?.hosts).toHaveLength(5);
+  });
+});

@@ -1,0 +1,84 @@
+import type { StandbyMode } from '../../health/standby-switch.ts';
+import type { ControllerDeps, ReconcileContext, Step } from '../context.ts';
+import { EventReason } from '../reasons.ts';
+
+/** Where the operator probes a region's main API: `probeUrl`, else the public API host. */
+export const probeUrlOf = (region: { probeUrl?: string; hosts: { api: string } }) =>
+  (region.probeUrl ?? `https://${region.hosts.api}`).replace(/\/+$/, '');
+
+/** Step 5: the prober probes exactly the regions of the spec. */
+export const ensureProbes: Step = async function ensureProbes(ctx, deps) {
+  deps.prober.sync(
+    ctx.key,
+    ctx.app.spec.regions.map((r) => ({ name: r.name, url: probeUrlOf(r) })),
+  );
+};
+
+/** The mode last acknowledged for a region: memory, else what the status said before a restart. */
+function lastMode(ctx: ReconcileContext, deps: ControllerDeps, region: string) {
+  const remembered = deps.memory.standbyModes.get(`${ctx.key}/${region}`);
+  if (remembered) return remembered;
+  const status = ctx.app.status?.regions?.find((r) => r.name === region);
+  const at = status?.lastSwitchTime ? new Date(status.lastSwitchTime) : undefined;
+  return { mode: (status?.serving === 'standby' ? 'serve' : 'auto') as StandbyMode, at };
+}
+
+/**
+ * Step 6: traffic follows the probes. A region whose main API is down (failAfter probes in a row) has
+ * its standby told to `serve`, again every standbyReassertMs while it lasts (pods restart); once the
+ * main API is back (recoverAfter probes in a row) the standby goes back to `auto`, where its own
+ * probes find the main API up and it answers `service_online`. With no verdict yet (just started),
+ * the last decision stands.
+ */
+export const ensureTrafficMode: Step = async function ensureTrafficMode(ctx, deps) {
+  for (const region of ctx.app.spec.regions) {
+    const memoKey = `${ctx.key}/${region.name}`;
+    const health = deps.prober.health(ctx.key, region.name);
+    const last = lastMode(ctx, deps, region.name);
+    const want: StandbyMode = health?.healthy === undefined ? last.mode : health.healthy ? 'auto' : 'serve';
+    const labels = { namespace: ctx.app.metadata.namespace, app: ctx.app.metadata.name, region: region.name };
+    if (health?.healthy !== undefined) deps.metrics.mainHealthy.set(labels, health.healthy ? 1 : 0);
+    let current = last;
+    let note = '';
+    if (want === 'serve' || last.mode !== want) {
+      const result = await deps.standby.setMode(ctx.app, region.name, want);
+      note = `${result.acknowledged}/${result.total} standby processes acknowledged '${want}'`;
+      const complete = result.acknowledged === result.total;
+      if (want === 'serve' || complete)
+        current = last.mode === want ? last : { mode: want, at: new Date() as Date | undefined };
+      if (!complete) {
+        ctx.log.warn(
+          { region: region.name, mode: want, errors: result.errors },
+          'some standby processes did not take the mode',
+        );
+        ctx.requeueAfter(Math.min(deps.standbyReassertMs, 5000));
+      }
+      if (current.mode !== last.mode) {
+        const failed = `${health?.failures ?? 0} failed probes of ${region.probeUrl ?? region.hosts.api}`;
+        if (want === 'serve') {
+          deps.recorder.event(
+            ctx.app,
+            'Warning',
+            EventReason.StandbyActivated,
+            `Region ${region.name}: main API down (${failed}); standby told to serve (${note})`,
+          );
+        } else {
+          deps.recorder.event(
+            ctx.app,
+            'Normal',
+            EventReason.MainApiRecovered,
+            `Region ${region.name}: main API healthy again; standby back to auto (${note})`,
+          );
+        }
+      }
+    }
+    deps.memory.standbyModes.set(memoKey, current);
+    deps.metrics.standbyServing.set(labels, current.mode === 'serve' ? 1 : 0);
+    if (current.mode === 'serve') ctx.requeueAfter(deps.standbyReassertMs);
+    ctx.traffic.set(region.name, {
+      serving: current.mode === 'serve' ? 'standby' : 'main',
+      since: current.at,
+      message: note,
+    });
+  }
+};

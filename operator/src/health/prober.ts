@@ -1,0 +1,138 @@
+export interface ProbeSettings {
+  intervalMs: number;
+  timeoutMs: number;
+  /** Consecutive failures before a healthy (or not yet judged) main API counts as down. */
+  failAfter: number;
+  /** Consecutive successes before a down main API counts as healthy again. */
+  recoverAfter: number;
+}
+
+/** One probe: true when `GET <baseUrl>/readyz` answers 2xx within the timeout. Injectable for tests. */
+export type ProbeFn = (baseUrl: string, timeoutMs: number) => Promise<boolean>;
+
+export const httpProbe: ProbeFn = async (baseUrl, timeoutMs) => {
+  try {
+    const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/readyz`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+};
+
+export interface RegionHealth {
+  /** undefined until the first verdict: one success, or `failAfter` failures. */
+  healthy: boolean | undefined;
+  lastProbeAt: Date | undefined;
+  /** Consecutive failures (or successes) so far, for messages. */
+  failures: number;
+  successes: number;
+}
+
+interface Target extends RegionHealth {
+  url: string;
+  timer: NodeJS.Timeout | undefined;
+  stopped: boolean;
+}
+
+/**
+ * Probes every region's main API from the operator, each on its own timer, with hysteresis: one lost
+ * probe changes nothing; `failAfter` in a row mark the region down, `recoverAfter` in a row mark it up.
+ * `onChange(appKey)` fires when a region's verdict changes, so the App is reconciled at once.
+ */
+export class MainApiProber {
+  readonly #targets = new Map<string, Map<string, Target>>();
+  readonly #settings: ProbeSettings;
+  readonly #probe: ProbeFn;
+  readonly #onChange: (appKey: string, region: string, healthy: boolean) => void;
+  readonly #onResult: (ok: boolean) => void;
+
+  constructor(
+    settings: ProbeSettings,
+    onChange: (appKey: string, region: string, healthy: boolean) => void,
+    options: { probe?: ProbeFn; onResult?: (ok: boolean) => void } = {},
+  ) {
+    this.#settings = settings;
+    this.#onChange = onChange;
+    this.#probe = options.probe ?? httpProbe;
+    this.#onResult = options.onResult ?? (() => {});
+  }
+
+  /** Makes the probed regions of `appKey` exactly `regions` (a changed URL starts over). */
+  sync(appKey: string, regions: { name: string; url: string }[]): void {
+    const current = this.#targets.get(appKey) ?? new Map<string, Target>();
+    this.#targets.set(appKey, current);
+    const wanted = new Map(regions.map((r) => [r.name, r.url]));
+    for (const [name, target] of current) {
+      if (wanted.get(name) !== target.url) {
+        this.#stopTarget(target);
+        current.delete(name);
+      }
+    }
+    for (const [name, url] of wanted) {
+      if (current.has(name)) continue;
+      const target: Target = {
+        url,
+        healthy: undefined,
+        lastProbeAt: undefined,
+        failures: 0,
+        successes: 0,
+        timer: undefined,
+        stopped: false,
+      };
+      current.set(name, target);
+      this.#schedule(appKey, name, target, 0);
+    }
+  }
+
+  health(appKey: string, region: string): RegionHealth | undefined {
+    const t = this.#targets.get(appKey)?.get(region);
+    return (
+      t && { healthy: t.healthy, lastProbeAt: t.lastProbeAt, failures: t.failures, successes: t.successes }
+    );
+  }
+
+  forget(appKey: string): void {
+    for (const target of this.#targets.get(appKey)?.values() ?? []) this.#stopTarget(target);
+    this.#targets.delete(appKey);
+  }
+
+  stop(): void {
+    for (const appKey of [...this.#targets.keys()]) this.forget(appKey);
+  }
+
+  #schedule(appKey: string, region: string, target: Target, delay: number) {
+    target.timer = setTimeout(async () => {
+      const ok = await this.#probe(target.url, this.#settings.timeoutMs);
+      if (target.stopped) return;
+      this.#record(appKey, region, target, ok);
+      this.#schedule(appKey, region, target, this.#settings.intervalMs);
+    }, delay);
+    target.timer.unref();
+  }
+
+  #record(appKey: string, region: string, target: Target, ok: boolean) {
+    this.#onResult(ok);
+    target.lastProbeAt = new Date();
+    if (ok) {
+      target.failures = 0;
+      target.successes += 1;
+    } else {
+      target.successes = 0;
+      target.failures += 1;
+    }
+    const before = target.healthy;
+    if (ok && (before === undefined || (before === false && target.successes >= this.#settings.recoverAfter)))
+      target.healthy = true;
+    if (!ok && before !== false && target.failures >= this.#settings.failAfter) target.healthy = false;
+    if (target.healthy !== before && target.healthy !== undefined)
+      this.#onChange(appKey, region, target.healthy);
+  }
+
+  #stopTarget(target: Target) {
+    target.stopped = true;
+    clearTimeout(target.timer);
+  }
+}

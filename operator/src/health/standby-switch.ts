@@ -1,0 +1,94 @@
+import type { App } from '../api/v1alpha1/app-types.ts';
+import { workloadName } from '../controllers/names.ts';
+import type { KubeClient } from '../runtime/kube-client.ts';
+import { ENDPOINT_SLICES, resourcePath } from '../runtime/resources.ts';
+
+/** The standby's operator override (standby/src/main-health.ts): `serve`, `online`, or `auto` (its own probes). */
+export type StandbyMode = 'auto' | 'serve' | 'online';
+
+/** Base URLs of every standby process of a region, both roles. Injectable: tests point it at real processes. */
+export type StandbyTargets = (app: App, region: string) => Promise<string[]>;
+
+interface EndpointSlice {
+  addressType: string;
+  endpoints?: { addresses: string[]; conditions?: { terminating?: boolean } }[];
+  ports?: { name?: string; port?: number }[];
+}
+
+/**
+ * Every pod behind a region's bypass and fallback Services, from their EndpointSlices, ready or not: a
+ * Service would reach one pod per request, and every pod must hear the mode. Terminating pods are left out.
+ */
+export function endpointSliceTargets(client: KubeClient): StandbyTargets {
+  return async (app, region) => {
+    const urls: string[] = [];
+    for (const role of ['bypass', 'fallback'] as const) {
+      const service = workloadName(app, region, role);
+      const slices = await client.list<EndpointSlice>(resourcePath(ENDPOINT_SLICES, app.metadata.namespace), {
+        labelSelector: `kubernetes.io/service-name=${service}`,
+      });
+      for (const slice of slices.items) {
+        const port = slice.ports?.find((p) => p.name === 'http')?.port;
+        if (!port) continue;
+        for (const endpoint of slice.endpoints ?? []) {
+          if (endpoint.conditions?.terminating) continue;
+          for (const address of endpoint.addresses) {
+            urls.push(
+              slice.addressType === 'IPv6' ? `http://[${address}]:${port}` : `http://${address}:${port}`,
+            );
+          }
+        }
+      }
+    }
+    return urls;
+  };
+}
+
+export interface SwitchResult {
+  total: number;
+  acknowledged: number;
+  errors: string[];
+}
+
+/** Tells standby processes which mode to be in: `POST <standby>/internal/v1/mode` with the sync token. */
+export class StandbySwitch {
+  readonly #token: string;
+  readonly #targets: StandbyTargets;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: { token: string; targets: StandbyTargets; timeoutMs?: number; fetch?: typeof fetch }) {
+    this.#token = options.token;
+    this.#targets = options.targets;
+    this.#timeoutMs = options.timeoutMs ?? 3000;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  /** Sends `mode` to every standby process of the region, in parallel; never throws. */
+  async setMode(app: App, region: string, mode: StandbyMode): Promise<SwitchResult> {
+    let urls: string[];
+    try {
+      urls = await this.#targets(app, region);
+    } catch (err) {
+      return { total: 0, acknowledged: 0, errors: [`listing standby endpoints: ${(err as Error).message}`] };
+    }
+    const results = await Promise.all(urls.map((url) => this.#post(url, mode)));
+    const errors = results.filter((r): r is string => r !== null);
+    return { total: urls.length, acknowledged: urls.length - errors.length, errors };
+  }
+
+  async #post(url: string, mode: StandbyMode): Promise<string | null> {
+    try {
+      const res = await this.#fetch(`${url}/internal/v1/mode`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${this.#token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ mode }),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      await res.body?.cancel();
+      return res.ok ? null : `${url}: HTTP ${res.status}`;
+    } catch (err) {
+      return `${url}: ${(err as Error).message}`;
+    }
+  }
+}

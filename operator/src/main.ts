@@ -1,0 +1,51 @@
+/**
+ * The operator's entry point: `node operator/src/main.ts [--flag value ...]` (flags and their
+ * environment variables: config.ts). Kubernetes credentials come from the pod's service account or
+ * KUBECONFIG. SIGTERM and SIGINT stop the controllers, release the leader lease and exit 0.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import pino from 'pino';
+import { loadOperatorConfig } from './config.ts';
+import { Manager } from './manager.ts';
+
+const config = loadOperatorConfig();
+const logger = pino({ level: config.logLevel, redact: ['adminToken', 'standbyToken', '*.app_secret'] }).child(
+  {
+    component: 'gatehouse-operator',
+  },
+);
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromDefault();
+
+const manager = new Manager({ kubeConfig, config, logger });
+await manager.start();
+manager.metrics.leader.set(0);
+logger.info(
+  {
+    identity: manager.identity,
+    health: manager.healthUrl,
+    metrics: manager.metricsUrl,
+    leaderElection: config.leaderElection.enabled,
+    watchNamespace: config.watchNamespace ?? '(all)',
+    adminUrl: config.adminUrl,
+  },
+  'operator started',
+);
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    const force = setTimeout(() => process.exit(1), 20_000);
+    force.unref();
+    manager.stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        logger.error({ err: err.message }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,231 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { App } from './api/v1alpha1/app-types.ts';
+import { FIELD_MANAGER } from './api/v1alpha1/groupversion.ts';
+import type { OperatorConfig } from './config.ts';
+import { AdminClient } from './controllers/admin-client.ts';
+import { AppController } from './controllers/app-controller.ts';
+import type { ControllerDeps, ObservedDeployment } from './controllers/context.ts';
+import { LABEL, MANAGED_BY } from './controllers/names.ts';
+import { MainApiProber, type ProbeFn } from './health/prober.ts';
+import { endpointSliceTargets, StandbySwitch, type StandbyTargets } from './health/standby-switch.ts';
+import { ControllerRunner } from './runtime/controller-runner.ts';
+import { KubeEventRecorder } from './runtime/events.ts';
+import { type Endpoints, serveEndpoints } from './runtime/http-endpoints.ts';
+import { Informer, keyOf } from './runtime/informer.ts';
+import { KubeClient } from './runtime/kube-client.ts';
+import { LeaderElector } from './runtime/leader-election.ts';
+import { OperatorMetrics } from './runtime/metrics.ts';
+import { APPS, DEPLOYMENTS } from './runtime/resources.ts';
+
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  config: OperatorConfig;
+  logger: Logger;
+  /** Injectable for tests: how the main API is probed, and where a region's standby processes are. */
+  probe?: ProbeFn;
+  standbyTargets?: StandbyTargets;
+  timings?: Partial<{
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+    standbyReassertMs: number;
+    probeStatusRefreshMs: number;
+  }>;
+}
+
+type Deployment = ObservedDeployment & {
+  metadata: { namespace?: string; ownerReferences?: { kind: string; name: string }[] };
+};
+
+/**
+ * The operator process: probe and metrics endpoints at once; then, as leader (a Lease) or alone, the
+ * informers, the App controller and the main-API prober. A replica that loses the lease stops its
+ * controllers and becomes a candidate again; `stop()` releases the lease for a fast hand-over.
+ */
+export class Manager {
+  readonly metrics = new OperatorMetrics();
+  readonly client: KubeClient;
+  readonly #o: ManagerOptions;
+  readonly #elector: LeaderElector | undefined;
+  readonly #stop = new AbortController();
+  #endpoints: Endpoints[] = [];
+  #running: { stop(): Promise<void>; synced(): boolean } | undefined;
+  #loop: Promise<void> | undefined;
+
+  constructor(options: ManagerOptions) {
+    this.#o = options;
+    this.client = new KubeClient(options.kubeConfig);
+    const le = options.config.leaderElection;
+    if (le.enabled) {
+      const t = options.timings ?? {};
+      this.#elector = new LeaderElector(this.client, {
+        namespace: le.namespace,
+        name: le.name,
+        identity: le.identity,
+        leaseDurationMs: t.leaseDurationMs ?? 15_000,
+        renewDeadlineMs: t.renewDeadlineMs ?? 10_000,
+        retryPeriodMs: t.retryPeriodMs ?? 2_000,
+        logger: options.logger,
+      });
+    }
+  }
+
+  get identity(): string {
+    return this.#o.config.leaderElection.identity;
+  }
+  get isLeader(): boolean {
+    return this.#running !== undefined;
+  }
+  get healthUrl(): string | undefined {
+    return this.#endpoints[0]?.url;
+  }
+  get metricsUrl(): string | undefined {
+    return this.#endpoints[1]?.url;
+  }
+
+  async start(): Promise<void> {
+    const { config } = this.#o;
+    this.#endpoints = [
+      await serveEndpoints(config.healthPort, config.bindAddress, {
+        '/healthz': () => ({ ok: !this.#stop.signal.aborted }),
+        '/readyz': () => ({
+          ok: !this.#running || this.#running.synced(),
+          detail: { leader: this.isLeader },
+        }),
+      }),
+      await serveEndpoints(config.metricsPort, config.bindAddress, {
+        '/metrics': async () => ({
+          contentType: this.metrics.registry.contentType,
+          body: await this.metrics.registry.metrics(),
+        }),
+      }),
+    ];
+    this.#loop = this.#lead();
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+    await Promise.all(this.#endpoints.map((e) => e.close()));
+  }
+
+  async #lead(): Promise<void> {
+    const signal = this.#stop.signal;
+    if (!this.#elector) {
+      this.#running = this.#startControllers();
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await this.#running.stop();
+      this.#running = undefined;
+      return;
+    }
+    while (!signal.aborted) {
+      if (!(await this.#elector.acquire(signal))) break;
+      this.metrics.leader.set(1);
+      this.#running = this.#startControllers();
+      await this.#elector.holdUntilLost(signal);
+      await this.#running.stop();
+      this.#running = undefined;
+      this.metrics.leader.set(0);
+      if (signal.aborted) await this.#elector.release();
+    }
+  }
+
+  #startControllers() {
+    const { config, logger } = this.#o;
+    const t = this.#o.timings ?? {};
+    const ns = config.watchNamespace;
+    const onRelist = (kind: string) => () => this.metrics.watchRelists.inc({ kind });
+    const onReconnect = (kind: string) => () => this.metrics.watchReconnects.inc({ kind });
+    const apps = new Informer<App>(this.client, {
+      type: APPS,
+      namespace: ns,
+      logger,
+      onRelist: onRelist('App'),
+      onReconnect: onReconnect('App'),
+    });
+    const deployments = new Informer<Deployment>(this.client, {
+      type: DEPLOYMENTS,
+      namespace: ns,
+      labelSelector: `${LABEL.managedBy}=${MANAGED_BY}`,
+      logger,
+      onRelist: onRelist('Deployment'),
+      onReconnect: onReconnect('Deployment'),
+    });
+    let runner: ControllerRunner | undefined;
+    const enqueue = (key: string) => runner?.queue.add(key);
+    const prober = new MainApiProber(
+      config.probe,
+      (appKey, region, healthy) => {
+        logger.info({ app: appKey, region, healthy }, 'main API verdict changed');
+        enqueue(appKey);
+      },
+      { probe: this.#o.probe, onResult: (ok) => this.metrics.probes.inc({ result: ok ? 'ok' : 'fail' }) },
+    );
+    const deps: ControllerDeps = {
+      client: this.client,
+      admin: new AdminClient({ url: config.adminUrl, token: config.adminToken }),
+      prober,
+      standby: new StandbySwitch({
+        token: config.standbyToken,
+        targets: this.#o.standbyTargets ?? endpointSliceTargets(this.client),
+      }),
+      recorder: new KubeEventRecorder(this.client, FIELD_MANAGER, this.identity, logger),
+      defaults: { images: config.images, runtimeSecret: config.runtimeSecret },
+      deployment: (key) => deployments.get(key),
+      memory: { pendingCredentials: new Map(), verifiedSettings: new Map(), standbyModes: new Map() },
+      metrics: this.metrics,
+      logger,
+      standbyReassertMs: t.standbyReassertMs ?? 30_000,
+      probeStatusRefreshMs: t.probeStatusRefreshMs ?? 60_000,
+      registrationRefreshMs: config.resyncMs,
+    };
+    const controller = new AppController(deps, (key) => apps.get(key));
+    runner = new ControllerRunner(controller, {
+      name: 'app',
+      concurrency: config.concurrency,
+      resyncMs: config.resyncMs,
+      keys: () => apps.list().map(keyOf),
+      logger,
+      metrics: this.metrics,
+    });
+    apps.on({
+      add: (a) => enqueue(keyOf(a)),
+      update: (old, a) => {
+        const changed =
+          old.metadata.generation !== a.metadata.generation ||
+          old.metadata.deletionTimestamp !== a.metadata.deletionTimestamp;
+        const meta =
+          JSON.stringify([old.metadata.finalizers, old.metadata.labels, old.metadata.annotations]) !==
+          JSON.stringify([a.metadata.finalizers, a.metadata.labels, a.metadata.annotations]);
+        if (changed || meta) enqueue(keyOf(a));
+      },
+      delete: (a) => enqueue(keyOf(a)),
+    });
+    const owner = (d: Deployment) => d.metadata.ownerReferences?.find((o) => o.kind === 'App');
+    const onDeployment = (d: Deployment) => {
+      const o = owner(d);
+      if (o) enqueue(`${d.metadata.namespace}/${o.name}`);
+    };
+    deployments.on({ add: onDeployment, update: (_old, d) => onDeployment(d), delete: onDeployment });
+    apps.start();
+    deployments.start();
+    const stopping = new AbortController();
+    const aborted = new Promise<void>((resolve) =>
+      stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    const synced = Promise.all([apps.waitForSync(), deployments.waitForSync()]).then(() => {
+      if (!stopping.signal.aborted) runner?.start();
+    });
+    return {
+      synced: () => apps.hasSynced && deployments.hasSynced,
+      async stop() {
+        stopping.abort();
+        await Promise.race([synced, aborted]);
+        await runner?.stop();
+        prober.stop();
+        await Promise.all([apps.stop(), deployments.stop()]);
+      },
+    };
+  }
+}

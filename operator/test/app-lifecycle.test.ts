@@ -1,0 +1,255 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../../api/test/harness.ts';
+import type { App } from '../src/api/v1alpha1/app-types.ts';
+import { FINALIZER } from '../src/api/v1alpha1/groupversion.ts';
+import type { Manager } from '../src/manager.ts';
+import type { KubeClient } from '../src/runtime/kube-client.ts';
+import { DEPLOYMENTS, INGRESSES, PDBS, resourcePath, SERVICES } from '../src/runtime/resources.ts';
+import {
+  applyApp,
+  condition,
+  createNamespace,
+  eventually,
+  getApp,
+  installOperator,
+  startOperator,
+  testConfig,
+} from './cluster.ts';
+import { type ControlPlane, controlPlaneAvailable, startControlPlane } from './control-plane.ts';
+import { appSpec, region } from './fixtures.ts';
+import { markPodsReady, namesOf, type Obj, secretData } from './objects.ts';
+
+const NS = 'shop';
+
+describe.runIf(controlPlaneAvailable())(
+  'App lifecycle on a real kube-apiserver + etcd + kube-controller-manager',
+  () => {
+    let cp: ControlPlane;
+    let admin: KubeClient;
+    let api: TestApi;
+    let manager: Manager;
+    const list = (type: typeof DEPLOYMENTS) => admin.list<Obj>(resourcePath(type, NS)).then((l) => l.items);
+    const adminGet = async (appKey: string) =>
+      (
+        await fetch(`${api.url}/admin/v1/apps/${appKey}`, {
+          headers: { Authorization: `Bearer ${api.runtime.adminToken}` },
+        }).then((r) => r.json())
+      ).data;
+    const app = () => getApp(admin, NS, 'shop') as Promise<App>;
+
+    beforeAll(async () => {
+      cp = await startControlPlane();
+      console.log(`control plane up in ${cp.startupMs} ms`);
+      admin = await installOperator(cp);
+      await createNamespace(admin, NS);
+      api = await startTestApi();
+      manager = await startOperator(cp.kubeConfig('operator'), testConfig(api.url, api.runtime.adminToken), {
+        probe: async () => true,
+        standbyTargets: async () => [],
+      });
+    }, 300_000);
+    afterAll(async () => {
+      await manager?.stop();
+      await api?.close();
+      await cp?.stop();
+    }, 60_000);
+
+    it('creating an App creates its Deployments, Services, PDBs, Ingresses and Secret, and registers the app', async () => {
+      await applyApp(admin, NS, 'shop', {
+        ...appSpec({ monthlyQuota: 50_000, riskPolicy: { invisible_below: 30 } }),
+      });
+      const deployments = await eventually('6 Deployments', async () =>
+        (await list(DEPLOYMENTS)).length === 6 ? list(DEPLOYMENTS) : null,
+      );
+      expect(namesOf(deployments)).toEqual([
+        'shop-eu-api',
+        'shop-eu-bypass',
+        'shop-eu-fallback',
+        'shop-us-api',
+        'shop-us-bypass',
+        'shop-us-fallback',
+      ]);
+      expect(namesOf(await list(SERVICES))).toEqual(namesOf(deployments));
+      expect(namesOf(await list(PDBS))).toEqual(namesOf(deployments));
+      expect(namesOf(await list(INGRESSES))).toEqual(['shop-eu', 'shop-us']);
+      const secret = await eventually('the credentials Secret', () =>
+        secretData(admin, NS, 'shop-credentials'),
+      );
+      expect(secret.app_key).toMatch(/^ak_/);
+      expect(secret.app_secret?.length).toBeGreaterThan(20);
+      const registered = await eventually(
+        'Registered=True',
+        async () => condition(await app(), 'Registered')?.status === 'True' && app(),
+      );
+      expect(registered.status?.appKey).toBe(secret.app_key);
+      expect(registered.metadata.finalizers).toContain(FINALIZER);
+      expect(await adminGet(secret.app_key as string)).toMatchObject({
+        name: 'shop/shop',
+        plan: 'pro',
+        monthly_quota: 50_000,
+        allowed_domains: ['shop.example'],
+        risk_policy: { invisible_below: 30 },
+        disabled: false,
+      });
+      // kube-controller-manager turns each Deployment into a ReplicaSet (and Pods that stay Pending here).
+      const owned = await eventually('a ReplicaSet per Deployment', async () => {
+        const rs = await admin.list<Obj>(`/apis/apps/v1/namespaces/${NS}/replicasets`);
+        return rs.items.length >= 6 && rs.items;
+      });
+      expect(owned.every((r) => r.metadata.ownerReferences?.[0]?.kind === 'Deployment')).toBe(true);
+      const status = await eventually('conditions computed from the Deployments', async () => {
+        const a = await app();
+        return condition(a, 'Progressing')?.status === 'True' && a;
+      });
+      expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'WorkloadsUnavailable' });
+      expect(condition(status, 'Progressing')).toMatchObject({ reason: 'RollingOut' });
+      expect(condition(status, 'StandbyServing')).toMatchObject({
+        status: 'False',
+        reason: 'MainApiServing',
+      });
+      expect(status.status?.observedGeneration).toBe(1);
+      expect(status.status?.regions?.map((r) => [r.name, r.serving, r.mainHealthy])).toEqual([
+        ['eu', 'main', true],
+        ['us', 'main', true],
+      ]);
+      const events = await admin.list<Obj & { reason: string }>(`/api/v1/namespaces/${NS}/events`);
+      expect(events.items.map((e) => e.reason)).toEqual(
+        expect.arrayContaining(['Registered', 'CredentialsCreated']),
+      );
+    });
+
+    it('changing replicas, image and plan rolls the Deployments and updates the app; lastTransitionTime holds', async () => {
+      const before = await app();
+      await applyApp(admin, NS, 'shop', {
+        ...appSpec({
+          plan: 'enterprise',
+          monthlyQuota: 50_000,
+          images: { api: 'registry.invalid/gatehouse/api:2' },
+        }),
+        regions: [
+          region('eu', { locality: 'europe-west1', replicas: 3 }),
+          region('us', { locality: 'us-east1' }),
+        ],
+      });
+      const dep = await eventually('shop-eu-api to be updated', async () => {
+        const d = await admin.get<Obj>(resourcePath(DEPLOYMENTS, NS, 'shop-eu-api'));
+        return d.spec?.replicas === 3 && d;
+      });
+      expect(dep.spec?.template?.spec?.containers?.[0]?.image).toBe('registry.invalid/gatehouse/api:2');
+      await eventually('a second ReplicaSet for the new image (a rollout)', async () => {
+        const rs = await admin.list<Obj>(`/apis/apps/v1/namespaces/${NS}/replicasets`);
+        const mine = rs.items.filter((r) => r.metadata.ownerReferences?.[0]?.name === 'shop-eu-api');
+        return (
+          mine.some((r) => r.spec?.template?.spec?.containers?.[0]?.image?.endsWith(':2')) &&
+          mine.length === 2
+        );
+      });
+      const after = await eventually('observedGeneration 2', async () => {
+        const a = await app();
+        return a.status?.observedGeneration === 2 && a;
+      });
+      expect((await adminGet(after.status?.appKey as string)).plan).toBe('enterprise');
+      for (const type of ['Registered', 'Ready', 'StandbyServing']) {
+        expect(condition(after, type)?.lastTransitionTime).toBe(condition(before, type)?.lastTransitionTime);
+      }
+    });
+
+    it('with every pod marked Ready (a stand-in for a kubelet), the App becomes Ready and Progressing ends', async () => {
+      const before = await app();
+      const ready = await eventually(
+        'Ready=True',
+        async () => {
+          await markPodsReady(admin, NS);
+          const a = await app();
+          return condition(a, 'Ready')?.status === 'True' && a;
+        },
+        90_000,
+      );
+      expect(condition(ready, 'Ready')).toMatchObject({ reason: 'AllRegionsServing' });
+      expect(condition(ready, 'Ready')?.lastTransitionTime).not.toBe(
+        condition(before, 'Ready')?.lastTransitionTime,
+      );
+      const done = await eventually(
+        'Progressing=False',
+        async () => condition(await app(), 'Progressing')?.status === 'False' && app(),
+      );
+      expect(done.status?.regions?.[0]?.availableReplicas).toEqual({ api: 3, bypass: 2, fallback: 2 });
+    });
+
+    it('removing a region deletes its objects', async () => {
+      await applyApp(admin, NS, 'shop', appSpec({ regions: [region('eu', { locality: 'europe-west1' })] }));
+      await eventually('the us objects to go', async () => {
+        const all = [
+          ...(await list(DEPLOYMENTS)),
+          ...(await list(SERVICES)),
+          ...(await list(PDBS)),
+          ...(await list(INGRESSES)),
+        ];
+        return all.every((o) => !o.metadata.name.startsWith('shop-us')) && all.length === 10;
+      });
+      const a = await eventually('status with one region', async () =>
+        (await app()).status?.regions?.length === 1 ? app() : null,
+      );
+      expect(a.status?.regions?.[0]?.name).toBe('eu');
+    });
+
+    it('the admin API being away fails registration softly: workloads are still applied, and it recovers', async () => {
+      await api.pause();
+      try {
+        await applyApp(admin, NS, 'late', appSpec({ regions: [region('eu')] }));
+        await eventually(
+          'the late App Deployments',
+          async () =>
+            (await list(DEPLOYMENTS)).filter((d) => d.metadata.name.startsWith('late-')).length === 3,
+        );
+        const down = await eventually('Registered=False', async () => {
+          const a = await getApp(admin, NS, 'late');
+          return condition(a, 'Registered')?.status === 'False' && a;
+        });
+        expect(condition(down, 'Registered')).toMatchObject({ reason: 'AdminApiError' });
+        expect(condition(down, 'Degraded')).toMatchObject({ status: 'True', reason: 'ReconcileError' });
+      } finally {
+        await api.resume();
+      }
+      const up = await eventually(
+        'Registered=True after the admin API returns',
+        async () => {
+          const a = await getApp(admin, NS, 'late');
+          return condition(a, 'Registered')?.status === 'True' && a;
+        },
+        60_000,
+      );
+      expect(up.status?.appKey).toMatch(/^ak_/);
+    });
+
+    it('deleting an App disables it in the service, and the garbage collector removes its objects', async () => {
+      const appKey = (await app()).status?.appKey as string;
+      await admin.delete(
+        resourcePath(
+          { group: 'gatehouse.dev', version: 'v1alpha1', plural: 'apps', kind: 'App' },
+          NS,
+          'shop',
+        ),
+      );
+      await eventually(
+        'the App to be gone (finalizer done)',
+        async () => (await getApp(admin, NS, 'shop')) === null,
+      );
+      expect((await adminGet(appKey)).disabled).toBe(true);
+      await eventually(
+        'its Deployments, Services, PDBs, Ingress and Secret to be collected',
+        async () => {
+          const left = [
+            ...(await list(DEPLOYMENTS)),
+            ...(await list(SERVICES)),
+            ...(await list(PDBS)),
+            ...(await list(INGRESSES)),
+          ];
+          const secret = await secretData(admin, NS, 'shop-credentials');
+          return !secret && left.every((o) => !o.metadata.name.startsWith('shop-'));
+        },
+        60_000,
+      );
+    });
+  },
+);

@@ -1,0 +1,169 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
+import pino from 'pino';
+import type { App } from '../src/api/v1alpha1/app-types.ts';
+import { CRD_FILE } from '../src/api/v1alpha1/crd.ts';
+import { API_VERSION, CRD_NAME, KIND } from '../src/api/v1alpha1/groupversion.ts';
+import type { OperatorConfig } from '../src/config.ts';
+import { Manager, type ManagerOptions } from '../src/manager.ts';
+import { KubeClient, type KubeObject } from '../src/runtime/kube-client.ts';
+import { APPS, resourcePath } from '../src/runtime/resources.ts';
+import type { ControlPlane } from './control-plane.ts';
+
+export const OPERATOR_DIR = join(import.meta.dirname, '..');
+
+/** REST paths of the kinds the manifests hold (the test applies them as the admin). */
+const PLURALS: Record<string, [group: string, version: string, plural: string, namespaced: boolean]> = {
+  CustomResourceDefinition: ['apiextensions.k8s.io', 'v1', 'customresourcedefinitions', false],
+  Namespace: ['', 'v1', 'namespaces', false],
+  ServiceAccount: ['', 'v1', 'serviceaccounts', true],
+  ClusterRole: ['rbac.authorization.k8s.io', 'v1', 'clusterroles', false],
+  ClusterRoleBinding: ['rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', false],
+  Role: ['rbac.authorization.k8s.io', 'v1', 'roles', true],
+  RoleBinding: ['rbac.authorization.k8s.io', 'v1', 'rolebindings', true],
+  Secret: ['', 'v1', 'secrets', true],
+  App: ['gatehouse.dev', 'v1alpha1', 'apps', true],
+};
+
+export function pathOf(obj: KubeObject): string {
+  const entry = PLURALS[obj.kind ?? ''];
+  if (!entry) throw new Error(`no path for kind ${obj.kind}`);
+  const [group, version, plural, namespaced] = entry;
+  const ns = namespaced ? obj.metadata?.namespace : undefined;
+  return resourcePath({ group, version, plural, kind: obj.kind ?? '' }, ns, obj.metadata?.name);
+}
+
+/** Server-side applies every document of a YAML file, as the test's admin. */
+export async function applyFile(client: KubeClient, file: string): Promise<KubeObject[]> {
+  const docs = (loadAll(readFileSync(file, 'utf8')) as KubeObject[]).filter(Boolean);
+  for (const doc of docs) await client.apply(pathOf(doc), doc, 'gatehouse-tests');
+  return docs;
+}
+
+/** Polls `check` until it returns something truthy; the last error or value explains a timeout. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false>,
+  ms = 30_000,
+): Promise<T> {
+  const until = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+      last = value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until)
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`,
+      );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The CRD (waited for until Established), the operator's namespace and its RBAC, as a user would install them. */
+export async function installOperator(cp: ControlPlane): Promise<KubeClient> {
+  const admin = new KubeClient(cp.kubeConfig('admin'));
+  await applyFile(admin, join(OPERATOR_DIR, CRD_FILE));
+  await applyFile(admin, join(OPERATOR_DIR, 'config/manager/namespace.yaml'));
+  for (const f of readdirSync(join(OPERATOR_DIR, 'config/rbac')).filter(
+    (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
+  )) {
+    await applyFile(admin, join(OPERATOR_DIR, 'config/rbac', f));
+  }
+  await eventually('the CRD to be Established', async () => {
+    const crd = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`,
+    );
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  });
+  // Discovery of a new group can lag behind Established for a moment.
+  await eventually('the App API to be served', () => admin.list(resourcePath(APPS)).then(() => true));
+  return admin;
+}
+
+export async function createNamespace(admin: KubeClient, name: string) {
+  await admin.apply(
+    `/api/v1/namespaces/${name}`,
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    'gatehouse-tests',
+  );
+}
+
+/** Operator settings for tests: ephemeral ports on loopback, fast probes, small resync. */
+export function testConfig(
+  adminUrl: string,
+  adminToken: string,
+  over: Partial<OperatorConfig> = {},
+): OperatorConfig {
+  return {
+    adminUrl,
+    adminToken,
+    standbyToken: adminToken,
+    images: { api: 'registry.invalid/gatehouse/api:1', standby: 'registry.invalid/gatehouse/standby:1' },
+    runtimeSecret: 'gatehouse-runtime',
+    watchNamespace: undefined,
+    leaderElection: {
+      enabled: true,
+      namespace: 'gatehouse-system',
+      name: 'gatehouse-operator-leader',
+      identity: `test-${Math.random().toString(36).slice(2, 8)}`,
+    },
+    healthPort: 0,
+    metricsPort: 0,
+    bindAddress: '127.0.0.1',
+    concurrency: 2,
+    resyncMs: 30_000,
+    probe: { intervalMs: 100, timeoutMs: 300, failAfter: 3, recoverAfter: 3 },
+    logLevel: 'silent',
+    ...over,
+  };
+}
+
+/** A Manager running as the operator's service account (only the RBAC of config/rbac). */
+export async function startOperator(
+  kubeConfig: KubeConfig,
+  config: OperatorConfig,
+  extra: Partial<ManagerOptions> = {},
+) {
+  const manager = new Manager({
+    kubeConfig,
+    config,
+    logger: pino({ level: process.env.OPERATOR_TEST_LOG ?? 'silent' }),
+    timings: {
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 300,
+      standbyReassertMs: 2000,
+      probeStatusRefreshMs: 60_000,
+    },
+    ...extra,
+  });
+  await manager.start();
+  return manager;
+}
+
+/** Creates an App the way `kubectl apply` would. */
+export async function applyApp(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+) {
+  return admin.apply<App>(
+    resourcePath(APPS, namespace, name),
+    { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, spec },
+    'kubectl',
+  );
+}
+
+export const getApp = (admin: KubeClient, namespace: string, name: string) =>
+  admin.getOrNull<App>(resourcePath(APPS, namespace, name));
+
+export const condition = (app: App | null, type: string) =>
+  app?.status?.conditions?.find((c) => c.type === type);

@@ -1,0 +1,156 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../../api/test/harness.ts';
+import { loadStandbyConfig } from '../../standby/src/config.ts';
+import { type RunningStandby, startStandby } from '../../standby/src/standby.ts';
+import type { App } from '../src/api/v1alpha1/app-types.ts';
+import type { Manager } from '../src/manager.ts';
+import type { KubeClient } from '../src/runtime/kube-client.ts';
+import {
+  applyApp,
+  condition,
+  createNamespace,
+  eventually,
+  getApp,
+  installOperator,
+  startOperator,
+  testConfig,
+} from './cluster.ts';
+import { type ControlPlane, controlPlaneAvailable, startControlPlane } from './control-plane.ts';
+import { appSpec, region } from './fixtures.ts';
+
+const NS = 'payments';
+
+/**
+ * Health-probe switching against real processes: the main API (api/test/harness.ts) and a standby with
+ * both roles (standby/src/standby.ts), wired as standby/test/standby.test.ts wires them. The standby's own
+ * probes are slowed to a minute, so what moves it here is the operator.
+ */
+describe.runIf(controlPlaneAvailable())(
+  'probe switching: main API down -> standby serves -> main API back',
+  () => {
+    let cp: ControlPlane;
+    let admin: KubeClient;
+    let api: TestApi;
+    let standby: RunningStandby;
+    let manager: Manager;
+    const app = () => getApp(admin, NS, 'pay') as Promise<App>;
+    const bypassInit = () =>
+      fetch(`${standby.urls.bypass}/v1/challenge/init`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ app_key: 'ak_whoever', action: 'login' }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: string } }));
+
+    beforeAll(async () => {
+      cp = await startControlPlane();
+      console.log(`control plane up in ${cp.startupMs} ms`);
+      admin = await installOperator(cp);
+      await createNamespace(admin, NS);
+      const store = new MemoryConsumptionStore();
+      api = await startTestApi({}, undefined, { offlineStore: store });
+      standby = await startStandby(
+        loadStandbyConfig({
+          MAIN_API_URL: api.url,
+          STANDBY_BYPASS_PORT: '0',
+          STANDBY_FALLBACK_PORT: '0',
+          STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
+          STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+          STANDBY_PROBE_INTERVAL_MS: '60000',
+        }),
+        { store, logger: pino({ level: 'silent' }) },
+      );
+      manager = await startOperator(cp.kubeConfig('operator'), testConfig(api.url, api.runtime.adminToken), {
+        standbyTargets: async (_app, r) =>
+          r === 'eu' ? [standby.urls.bypass as string, standby.urls.fallback as string] : [],
+      });
+    }, 300_000);
+    afterAll(async () => {
+      await manager?.stop();
+      await standby?.close();
+      await api?.close();
+      await cp?.stop();
+    }, 60_000);
+
+    it('starts on the main API; the standby answers service_online', async () => {
+      await applyApp(admin, NS, 'pay', appSpec({ regions: [region('eu', { probeUrl: api.url })] }));
+      const a = await eventually('eu healthy and registered', async () => {
+        const x = await app();
+        return (
+          x.status?.regions?.[0]?.mainHealthy === true && condition(x, 'Registered')?.status === 'True' && x
+        );
+      });
+      expect(a.status?.regions?.[0]).toMatchObject({ serving: 'main', mainHealthy: true });
+      expect(condition(a, 'StandbyServing')).toMatchObject({ status: 'False', reason: 'MainApiServing' });
+      expect(standby.health.status()).toMatchObject({ mode: 'auto', serving: false });
+      expect((await bypassInit()).body.error).toBe('service_online');
+    });
+
+    it('after sustained probe failures the operator tells the standby to serve, and the status says so', async () => {
+      const before = await app();
+      const pausedAt = Date.now();
+      await api.pause();
+      const a = await eventually('serving=standby', async () => {
+        const x = await app();
+        return x.status?.regions?.[0]?.serving === 'standby' && x;
+      });
+      console.log(`main API paused -> status serving=standby in ${Date.now() - pausedAt} ms`);
+      expect(a.status?.regions?.[0]).toMatchObject({ mainHealthy: false, serving: 'standby' });
+      expect(a.status?.regions?.[0]?.lastSwitchTime).toBeDefined();
+      expect(condition(a, 'StandbyServing')).toMatchObject({ status: 'True', reason: 'MainApiUnhealthy' });
+      expect(condition(a, 'Degraded')).toMatchObject({ status: 'True', reason: 'MainApiDown' });
+      expect(condition(a, 'Ready')).toMatchObject({ status: 'False', reason: 'RegionOnStandby' });
+      expect(condition(a, 'StandbyServing')?.lastTransitionTime).not.toBe(
+        condition(before, 'StandbyServing')?.lastTransitionTime,
+      );
+      // Registration is not re-checked while nothing changed: the outage does not flip Registered.
+      expect(condition(a, 'Registered')?.lastTransitionTime).toBe(
+        condition(before, 'Registered')?.lastTransitionTime,
+      );
+      expect(standby.health.status()).toMatchObject({ mode: 'serve', serving: true });
+      const init = await bypassInit();
+      expect(init.body.error).not.toBe('service_online');
+      const events = await admin.list<{ reason: string; type: string }>(`/api/v1/namespaces/${NS}/events`);
+      expect(events.items.find((e) => e.reason === 'StandbyActivated')?.type).toBe('Warning');
+    });
+
+    it('when the main API recovers, traffic returns: standby back to auto (service_online), status back to main', async () => {
+      const before = await app();
+      const resumedAt = Date.now();
+      await api.resume();
+      const a = await eventually('serving=main', async () => {
+        const x = await app();
+        return x.status?.regions?.[0]?.serving === 'main' && x;
+      });
+      console.log(`main API resumed -> status serving=main in ${Date.now() - resumedAt} ms`);
+      expect(a.status?.regions?.[0]?.mainHealthy).toBe(true);
+      expect(condition(a, 'StandbyServing')).toMatchObject({ status: 'False', reason: 'MainApiServing' });
+      expect(condition(a, 'StandbyServing')?.lastTransitionTime).not.toBe(
+        condition(before, 'StandbyServing')?.lastTransitionTime,
+      );
+      expect(condition(a, 'Degraded')).toMatchObject({ status: 'False' });
+      expect(standby.health.status()).toMatchObject({ mode: 'auto', serving: false });
+      expect((await bypassInit()).body.error).toBe('service_online');
+      const events = await admin.list<{ reason: string }>(`/api/v1/namespaces/${NS}/events`);
+      expect(events.items.map((e) => e.reason)).toContain('MainApiRecovered');
+    });
+
+    it('a single failed probe does not switch (hysteresis)', async () => {
+      const before = await app();
+      await api.pause();
+      await new Promise((r) => setTimeout(r, 150));
+      await api.resume();
+      await new Promise((r) => setTimeout(r, 1000));
+      const a = await app();
+      expect(a.status?.regions?.[0]?.serving).toBe('main');
+      expect(condition(a, 'StandbyServing')?.lastTransitionTime).toBe(
+        condition(before, 'StandbyServing')?.lastTransitionTime,
+      );
+      expect(standby.health.status().mode).toBe('auto');
+    });
+  },
+);
