@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { constantTimeEqual, hmac } from '../crypto.ts';
+import { constantTimeEqual, hmac, type MacKey } from '../crypto.ts';
 
 /**
  * Sealed token format: `<prefix><payload>.<mac>`, both parts base64url. The MAC (HMAC-SHA-256, truncated
@@ -11,7 +11,7 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
 /** No token we mint comes near this; longer input is rejected before any work. */
 export const MAX_TOKEN_LENGTH = 1024;
 
-export function sealToken(prefix: string, key: Buffer, payload: object): string {
+export function sealToken(prefix: string, key: Buffer | MacKey, payload: object): string {
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
   const mac = hmac(key, prefix + body)
     .subarray(0, MAC_BYTES)
@@ -25,7 +25,7 @@ export function sealToken(prefix: string, key: Buffer, payload: object): string 
  */
 export function openToken<S extends z.ZodType>(
   prefix: string,
-  key: Buffer,
+  key: Buffer | MacKey,
   token: string,
   schema: S,
 ): z.infer<S> | null {

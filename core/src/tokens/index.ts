@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { deriveKey } from '../crypto.ts';
+import { deriveKey, type MacKey, macKey } from '../crypto.ts';
 import { openToken, sealToken } from './codec.ts';
 
 export { MAX_TOKEN_LENGTH, openToken, sealToken } from './codec.ts';
@@ -63,14 +63,14 @@ export type DegradedTokenPayload = z.infer<typeof degradedTokenPayload>;
 /** The keys every token kind is sealed with, derived from one master key. */
 export class TokenKeys {
   readonly #master: Buffer;
-  readonly #pass: Buffer;
-  readonly #server: Buffer;
+  readonly #pass: MacKey;
+  readonly #server: MacKey;
 
   constructor(master: Buffer) {
     if (master.length < 32) throw new Error('The token master key must be at least 32 bytes.');
     this.#master = master;
-    this.#pass = deriveKey(master, 'pass-token');
-    this.#server = deriveKey(master, 'server-token');
+    this.#pass = macKey(deriveKey(master, 'pass-token'));
+    this.#server = macKey(deriveKey(master, 'server-token'));
   }
 
   sealPass(payload: PassTokenPayload): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { deriveKey } from '../crypto.ts';
+import { deriveKey, type MacKey, macKey } from '../crypto.ts';
 import { openToken, sealToken } from './codec.ts';
 
 /**
@@ -31,12 +31,12 @@ export type OfflineTokenPayload = z.infer<typeof offlineTokenPayload>;
 
 /** The offline key's uses: sealing tokens and (derived again) sealing the standby's own challenges. */
 export class OfflineKeys {
-  readonly #token: Buffer;
+  readonly #token: MacKey;
   readonly challenge: Buffer;
 
   constructor(offlineKey: Buffer) {
     if (offlineKey.length < 32) throw new Error('The offline key must be at least 32 bytes.');
-    this.#token = deriveKey(offlineKey, 'offline-token-mac');
+    this.#token = macKey(deriveKey(offlineKey, 'offline-token-mac'));
     this.challenge = deriveKey(offlineKey, 'offline-challenge');
   }
 
