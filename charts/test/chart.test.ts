@@ -25,6 +25,13 @@ import {
 import { CHART, missingTools, REPO, run } from './lib/tools.ts';
 
 const TWO_REGION = join(CHART, 'ci/two-region-values.yaml');
+const EXTERNAL = join(CHART, 'ci/external-services-values.yaml');
+/** The value sets every render check runs with: defaults, two regions, external database and Redis. */
+const VARIANTS: Record<string, string[]> = {
+  default: [],
+  'two-region': ['-f', TWO_REGION],
+  external: ['-f', EXTERNAL],
+};
 const KUBE_VERSION = '1.37.1';
 const SUITE = 'charts/test/chart.test.ts';
 const noHelm = missingTools(`${SUITE} (helm)`, ['helm']).length > 0;
@@ -136,10 +143,10 @@ describe('chart sources', () => {
 });
 
 describe.skipIf(noHelm)('helm lint and template', () => {
-  it('passes helm lint --strict with the default and the two-region values', {
+  it('passes helm lint --strict with the default, two-region and external-services values', {
     timeout: 120_000,
   }, async () => {
-    for (const extra of [[], ['-f', TWO_REGION]]) {
+    for (const extra of Object.values(VARIANTS)) {
       const r = await run('helm', ['lint', '--strict', '--kube-version', KUBE_VERSION, CHART, ...extra]);
       expect(r.code, `helm lint --strict ${extra.join(' ')}\n${r.stdout}${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -203,7 +210,7 @@ describe.skipIf(noHelm)('helm lint and template', () => {
   it('runs every container non-root, read-only, without capabilities, with resources', {
     timeout: 60_000,
   }, async () => {
-    for (const args of [[], ['-f', TWO_REGION]]) {
+    for (const args of Object.values(VARIANTS)) {
       const { objects } = await render(args);
       for (const o of objects) {
         const pod = podSpec(o);
@@ -293,6 +300,50 @@ describe.skipIf(noHelm)('helm lint and template', () => {
     ]);
     expect(Buffer.from(runtime.data.DATABASE_URL!, 'base64').toString()).toContain(
       '@gatehouse-cockroachdb-eu-west-public.',
+    );
+  });
+
+  it('renders external services: their URLs, no CockroachDB or Redis, RBAC bound in the watched namespace only', {
+    timeout: 60_000,
+  }, async () => {
+    const { objects } = await render(['-f', EXTERNAL]);
+    expect(objects.filter((o) => o.kind === 'StatefulSet')).toEqual([]);
+    const decode = (name: string, key: string) =>
+      Buffer.from(
+        (find(objects, 'Secret', name) as KubeObject & { data: Record<string, string> }).data[key]!,
+        'base64',
+      ).toString();
+    expect(decode('gatehouse-db-us-east', 'DATABASE_URL')).toContain('@crdb-us.example.internal:26257');
+    expect(decode('gatehouse-db-eu-west', 'DATABASE_URL')).toContain('@crdb.example.internal:26257');
+    expect(decode('gatehouse-runtime', 'STANDBY_STORE_URL')).toBe(
+      'rediss://:store-password@redis.example.internal:6380/0',
+    );
+    expect(objects.find((o) => o.kind === 'ClusterRoleBinding')).toBeUndefined();
+    expect(find(objects, 'RoleBinding', 'gatehouse-operator').metadata.namespace).toBe('captcha-apps');
+    const operator = find(objects, 'Deployment', 'gatehouse-operator');
+    expect(podSpec(operator)!.containers[0]!.env).toContainEqual({
+      name: 'WATCH_NAMESPACE',
+      value: 'captcha-apps',
+    });
+    expect(podSpec(operator)!.containers[0]).toMatchObject({
+      image:
+        'registry.example.internal/gatehouse/operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+    });
+  });
+
+  it('renders CockroachDB without TLS when asked: --insecure everywhere, no password in DATABASE_URL', {
+    timeout: 60_000,
+  }, async () => {
+    const { objects } = await render(['--set', 'cockroachdb.tls.enabled=false']);
+    const sts = find(objects, 'StatefulSet', 'gatehouse-cockroachdb-eu-west');
+    expect(podSpec(sts)!.containers[0]!.command!.join(' ')).toContain('--insecure');
+    expect(podSpec(sts)!.initContainers).toBeUndefined();
+    expect(objects.find((o) => o.metadata.name.endsWith('-certs'))).toBeUndefined();
+    const db = find(objects, 'Secret', 'gatehouse-db-eu-west') as KubeObject & {
+      data: { DATABASE_URL: string };
+    };
+    expect(Buffer.from(db.data.DATABASE_URL, 'base64').toString()).toMatch(
+      /^postgresql:\/\/gatehouse@.*sslmode=disable$/,
     );
   });
 
@@ -610,8 +661,8 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
   const renders: Record<string, { yaml: string; objects: KubeObject[] }> = {};
 
   beforeAll(async () => {
-    renders.default = await render([], 'gatehouse-default');
-    renders['two-region'] = await render(['-f', TWO_REGION], 'gatehouse-two-region');
+    for (const [name, args] of Object.entries(VARIANTS))
+      renders[name] = await render(args, `gatehouse-${name}`);
     cp = await startControlPlane();
     // The CRD for real first: the apiserver then publishes the App schema too.
     await createCrd(cp, find(renders.default.objects, 'CustomResourceDefinition', 'apps.gatehouse.dev'));
@@ -623,7 +674,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
     await cp?.stop();
   }, 60_000);
 
-  it.each(['default', 'two-region'])(
+  it.each(Object.keys(VARIANTS))(
     'validates the %s render with kubeconform -strict, offline, against the apiserver schemas',
     { timeout: 120_000 },
     async (name) => {
@@ -634,7 +685,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
     },
   );
 
-  it.each(['default', 'two-region'])(
+  it.each(Object.keys(VARIANTS))(
     'creates the CRD and dry-runs every other object of the %s render on the apiserver',
     { timeout: 180_000 },
     async (name) => {
