@@ -665,7 +665,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
       renders[name] = await render(args, `gatehouse-${name}`);
     cp = await startControlPlane();
     // The CRD for real first: the apiserver then publishes the App schema too.
-    await createCrd(cp, find(renders.default.objects, 'CustomResourceDefinition', 'apps.gatehouse.dev'));
+    await createCrd(cp, find(renders.default!.objects, 'CustomResourceDefinition', 'apps.gatehouse.dev'));
     await waitForOpenApiKind(cp, 'dev.gatehouse.v1alpha1.App');
     schemas = (await writeSchemas(cp, join(cp.work, 'schemas'))).location;
   }, 300_000);
@@ -770,7 +770,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
   it('has the apiserver reject an App whose region lacks a second bypass host (CRD schema and CEL)', {
     timeout: 60_000,
   }, async () => {
-    const app = find(renders['two-region'].objects, 'App', 'shop') as KubeObject & {
+    const app = find(renders['two-region']!.objects, 'App', 'shop') as KubeObject & {
       spec: { regions: { hosts: { bypass: string[] } }[] };
     };
     const broken = structuredClone(app);
