@@ -60,8 +60,13 @@ const validateBody = z.object({
 export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
-  const offlineKeys = () =>
-    new OfflineKeys(Buffer.from(requireSnapshot(deps.snapshots).offline_key, 'base64'));
+  // Derived once per snapshot key, not per request.
+  let cached: { raw: string; keys: OfflineKeys } | undefined;
+  const offlineKeys = () => {
+    const raw = requireSnapshot(deps.snapshots).offline_key;
+    if (cached?.raw !== raw) cached = { raw, keys: new OfflineKeys(Buffer.from(raw, 'base64')) };
+    return cached.keys;
+  };
 
   router.get('/healthz', function healthz(ctx) {
     ctx.body = { status: 'ok', role };
