@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderedReadme } from '../scripts/readme.ts';
 import { drift } from '../scripts/sync-operator.ts';
 import { type ControlPlane, startControlPlane } from './lib/control-plane.ts';
 import {
@@ -128,6 +129,11 @@ describe('chart sources', () => {
       [...documented].filter((d) => !leaves.includes(d)),
       '## @param lines naming no value',
     ).toEqual([]);
+  });
+
+  it('has the parameter tables of README.md generated from values.yaml (charts/scripts/readme.ts)', () => {
+    const { current, expected } = renderedReadme();
+    expect(current === expected, 'run: node charts/scripts/readme.ts').toBe(true);
   });
 
   it('gives every table of core/src/db/schema.ts a CockroachDB locality', () => {
@@ -483,6 +489,16 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       'only one of the two certificate Secrets',
       () => ['--set', 'cockroachdb.tls.certsSecret=my-node-certs'],
       /cockroachdb.tls.certsSecret and cockroachdb.tls.clientRootSecret go together/,
+    ],
+    [
+      'names too long for a StatefulSet',
+      () => [
+        '--set',
+        'fullnameOverride=gatehouse-production-europe-cluster',
+        '--set',
+        'regions[0].name=europe-west-primary',
+      ],
+      /would be named "gatehouse-production-europe-cluster-cockroachdb-europe-west-primary" \(67 characters\); StatefulSet names must stay within 52/,
     ],
     // values.schema.json
     ['no regions (schema)', () => ['--set', 'regions=null'], /at '\/regions'|regions/],

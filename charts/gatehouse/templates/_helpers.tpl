@@ -187,6 +187,10 @@ gatehouse: region {{ $r.name | quote }} is listed twice in regions: region names
 gatehouse: regions {{ get $localities $loc | quote }} and {{ $r.name | quote }} both use the CockroachDB locality {{ $loc | quote }}: each region needs its own.
 {{- end -}}
 {{- $_ := set $localities $loc (toString $r.name) -}}
+{{- $sts := printf "%s-%s" (include "gatehouse.cockroachdb.fullname" $) (toString $r.name) -}}
+{{- if and $.Values.cockroachdb.enabled (gt (len $sts) 52) }}
+gatehouse: the CockroachDB StatefulSet of region {{ $r.name | quote }} would be named {{ $sts | quote }} ({{ len $sts }} characters); StatefulSet names must stay within 52 (their pods' revision label adds 11): shorten fullnameOverride, the release name or the region name.
+{{- end -}}
 {{- end -}}
 {{- if and .Values.cockroachdb.primaryRegion (not (hasKey $seen .Values.cockroachdb.primaryRegion)) }}
 gatehouse: cockroachdb.primaryRegion {{ .Values.cockroachdb.primaryRegion | quote }} is not one of the regions ({{ keys $seen | sortAlpha | join ", " }}).
