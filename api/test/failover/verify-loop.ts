@@ -2,7 +2,7 @@ import { solveChallenge } from '@gatehouse/node/headless';
 import { ACTION, startBackend, submitForm } from './backend.ts';
 
 /**
- * The drill by hand (docs/failover.md): verifies once every INTERVAL_MS (default 250) as an end user and
+ * The drill by hand (docs/failover.md): verifies once every INTERVAL_MS (default 600) as an end user and
  * the protected backend would, printing which route each token took, until Ctrl-C, then a summary.
  *
  *   GATEHOUSE_URL=http://127.0.0.1:8080 GATEHOUSE_APP_KEY=ak_... GATEHOUSE_APP_SECRET=sk_... \
@@ -12,7 +12,8 @@ import { ACTION, startBackend, submitForm } from './backend.ts';
 const mainUrl = process.env.GATEHOUSE_URL ?? 'http://127.0.0.1:8080';
 const appKey = process.env.GATEHOUSE_APP_KEY ?? '';
 const appSecret = process.env.GATEHOUSE_APP_SECRET ?? '';
-const interval = Number(process.env.INTERVAL_MS ?? 250);
+// 600 ms: about 100 a minute, under the default per-IP limit of challenge initializations (120 a minute).
+const interval = Number(process.env.INTERVAL_MS ?? 600);
 if (!appKey || !appSecret) {
   console.error('verify-loop: set GATEHOUSE_APP_KEY and GATEHOUSE_APP_SECRET (a test-mode app).');
   process.exit(2);
