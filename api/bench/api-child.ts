@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { createApp } from '../src/app.ts';
 import { appSettings } from '../src/apps/settings.ts';
 import { bootstrap } from '../src/bootstrap.ts';
+import { initChallenge } from '../src/challenges/init.ts';
 import { loadConfig } from '../src/config.ts';
 import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
 import { serveCommands } from './child-ipc.ts';
@@ -16,6 +18,9 @@ import type { Command, CreatedApp, Ready } from './protocol.ts';
 const runtime = await bootstrap(loadConfig());
 const server = createApp(runtime).listen(0, '127.0.0.1');
 await once(server, 'listening');
+
+/** Signals of an ordinary browser, as the widget sends them. */
+export const BENCH_SIGNALS = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
 
 /** Runs `task` over 0..count-1 with at most `width` in flight; results in order. */
 async function pool<T>(count: number, width: number, task: (i: number) => Promise<T>): Promise<T[]> {
@@ -34,8 +39,23 @@ async function pool<T>(count: number, width: number, task: (i: number) => Promis
 
 async function extra(command: Command): Promise<unknown> {
   if (command.type === 'create-app') {
+    const unlimited = {
+      rate_limit: { ip_per_minute: 1e9, high_risk_ip_per_minute: 1e9 },
+      velocity: { ip: [1e9, 1e9], prefix: [1e9, 1e9], app: 1e9 },
+    };
+    const challenge =
+      command.challenge === 'invisible-test-mode'
+        ? { test_mode: true, risk_policy: unlimited }
+        : command.challenge === 'slide'
+          ? { risk_policy: { ...unlimited, invisible_below: 0, image_below: 101, image_kinds: ['slide'] } }
+          : {};
     const { app, secret } = await runtime.apps.create(
-      appSettings.parse({ name: `bench-${command.plan}`, plan: command.plan, pass_token_ttl: 3600 }),
+      appSettings.parse({
+        name: `bench-${command.plan}`,
+        plan: command.plan,
+        pass_token_ttl: 3600,
+        ...challenge,
+      }),
     );
     return { appId: app.id, appKey: app.appKey, appSecret: secret } satisfies CreatedApp;
   }
@@ -61,7 +81,32 @@ async function extra(command: Command): Promise<unknown> {
       return token;
     });
   }
-  throw new Error(`unknown command ${command.type}`);
+  if (command.type === 'solved-challenges') {
+    return pool(command.count, 8, async () => {
+      const started = await initChallenge(
+        runtime,
+        { app_key: command.appKey, action: 'login', platform: 'web', signals: BENCH_SIGNALS },
+        {
+          ip: '127.0.0.1',
+          userAgent: 'bench',
+          acceptLanguage: 'en',
+          secChUa: '',
+          secChUaMobile: '',
+          secChUaPlatform: '',
+        },
+      );
+      if (started.mode !== 'challenge' || !started.pow)
+        throw new Error('the bench app must get the invisible tier');
+      const pow = await solvePuzzle(started.pow as Puzzle);
+      return JSON.stringify({
+        app_key: command.appKey,
+        challenge_id: started.challenge_id,
+        challenge: started.challenge,
+        pow,
+      });
+    });
+  }
+  throw new Error(`unknown command ${(command as { type: string }).type}`);
 }
 
 serveCommands(extra, async () => {

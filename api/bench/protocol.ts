@@ -3,7 +3,15 @@
  * prepare data with the API's own runtime before a case starts, never during one.
  */
 export type Command =
-  | { id: number; type: 'create-app'; plan: 'free' | 'pro' | 'enterprise' }
+  | {
+      id: number;
+      type: 'create-app';
+      plan: 'free' | 'pro' | 'enterprise';
+      /** For the challenge cases: no per-IP limits (all load comes from 127.0.0.1) and a forced tier. */
+      challenge?: 'invisible-test-mode' | 'slide';
+    }
+  /** Initializes and solves `count` challenges in-process; answers the submit bodies, ready to send. */
+  | { id: number; type: 'solved-challenges'; appKey: string; count: number }
   /** Mints `count` pass tokens; with `consume`, validates each once so that it is already used. */
   | { id: number; type: 'mint'; appId: string; count: number; consume: boolean }
   /** CPU time this process has used so far (process.cpuUsage), in microseconds. */

@@ -147,6 +147,7 @@ async function apiCases(label: string, apiEnv: Record<string, string>, parties: 
     }
 
     await issueCase(label, api, headers, parties);
+    await challengeCases(label, api, parties);
   } finally {
     await api.stop();
   }
@@ -164,6 +165,41 @@ async function issueCase(label: string, api: Child, warmHeaders: Record<string, 
     { path: '/v1/server/challenge/issue', headers, body },
     parties,
   );
+}
+
+/**
+ * The end-user half: initialization (invisible tier: quota count, risk score, puzzle, seal; and the slide
+ * tier, which draws an image too) and submission of solved challenges (open, attempt row, proof-of-work
+ * check, mark solved, mint). Submissions need fresh solved challenges, prepared in the API process first.
+ */
+async function challengeCases(label: string, api: Child, parties: Parties) {
+  const signals = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
+  for (const tier of ['invisible-test-mode', 'slide'] as const) {
+    const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge: tier });
+    const body = JSON.stringify({ app_key: app.appKey, action: 'login', signals });
+    const spec = { path: '/v1/challenge/init', headers: {}, body: () => body };
+    await warmUp(api, spec, warm);
+    const m = await run(
+      `challenge init, ${tier === 'slide' ? 'slide tier' : 'invisible tier'} (${label})`,
+      api,
+      spec,
+      parties,
+    );
+    if (tier !== 'invisible-test-mode') continue;
+    const count = Math.ceil(Math.max(m.reqPerSec, 200) * options.durationSeconds * 1.5) + 500;
+    process.stdout.write(`   solving ${count} challenges ... `);
+    const started = performance.now();
+    const solved = await api.call<string[]>({ type: 'solved-challenges', appKey: app.appKey, count });
+    console.log(`${((performance.now() - started) / 1000).toFixed(1)} s`);
+    let next = 0;
+    await run(
+      `challenge submit, invisible tier (${label})`,
+      api,
+      { path: '/v1/challenge/submit', headers: {}, body: () => solved[Math.min(next++, solved.length - 1)]! },
+      parties,
+      () => (next > solved.length ? `challenges ran out after ${solved.length}` : undefined),
+    );
+  }
 }
 
 /** Only the issue case, with the limiter's buckets in Redis. */
