@@ -52,8 +52,9 @@ export class StandbyDirectory {
    * API) uses a known list as it is: asking the main API first would cost a timeout for nothing.
    */
   async lists(duringOutage = false): Promise<StandbyLists> {
+    // A discovery under way: the first one is waited for; a refresh is not, the known lists serve meanwhile.
     if (this.#pending) {
-      await this.#pending;
+      if (!this.#known) await this.#pending;
       return this.#lists;
     }
     const now = this.#now();
