@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
-import { loadStandbyConfig } from '../../standby/src/config.ts';
-import { startStandby } from '../../standby/src/standby.ts';
+import { startStandby } from '@gatehouse/standby';
+import { loadStandbyConfig } from '@gatehouse/standby/config';
 import { loadConfig } from './config.ts';
 import { loadDemoConfig } from './demo/config.ts';
 import { DEMO_APP_FILE, ensureDemoApp } from './demo/demo-app.ts';

@@ -76,7 +76,7 @@ export async function startStandby(
     });
     const server = app.listen(role === 'bypass' ? config.bypassPort : config.fallbackPort, config.host);
     await once(server, 'listening');
-    urls[role] = `http://${config.host}:${(server.address() as AddressInfo).port}`;
+    urls[role] = `http://${urlHost(config.host)}:${(server.address() as AddressInfo).port}`;
     servers.push(server);
   }
   return {
@@ -95,4 +95,10 @@ export async function startStandby(
       redis?.disconnect();
     },
   };
+}
+
+/** A host usable in a URL: a wildcard listen address becomes loopback, IPv6 gets brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }

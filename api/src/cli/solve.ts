@@ -60,6 +60,8 @@ export const solveCommand: Command = {
         baseUrl,
         appKey,
         action,
+        // A command that prints a token must not print an unverifiable co_ one and exit 0.
+        clientOnlyFallback: false,
         ...(values['server-token'] ? { serverToken: values['server-token'] } : {}),
         ...(values.platform ? { platform: values.platform } : {}),
         ...(values.referer ? { referer: values.referer } : {}),
