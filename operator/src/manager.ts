@@ -16,7 +16,7 @@ import { Informer, keyOf } from './runtime/informer.ts';
 import { KubeClient } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
-import { APPS, DEPLOYMENTS } from './runtime/resources.ts';
+import { APPS, DEPLOYMENTS, resourcePath } from './runtime/resources.ts';
 
 export interface ManagerOptions {
   kubeConfig: KubeConfig;
@@ -52,6 +52,7 @@ export class Manager {
   #endpoints: Endpoints[] = [];
   #running: { stop(): Promise<void>; synced(): boolean } | undefined;
   #loop: Promise<void> | undefined;
+  #release = true;
 
   constructor(options: ManagerOptions) {
     this.#o = options;
@@ -104,7 +105,9 @@ export class Manager {
     this.#loop = this.#lead();
   }
 
-  async stop(): Promise<void> {
+  /** Stops everything; `releaseLease: false` leaves the Lease to expire (what a crash does, for tests). */
+  async stop(options: { releaseLease?: boolean } = {}): Promise<void> {
+    this.#release = options.releaseLease ?? true;
     this.#stop.abort();
     await this.#loop;
     await Promise.all(this.#endpoints.map((e) => e.close()));
@@ -127,7 +130,7 @@ export class Manager {
       await this.#running.stop();
       this.#running = undefined;
       this.metrics.leader.set(0);
-      if (signal.aborted) await this.#elector.release();
+      if (signal.aborted && this.#release) await this.#elector.release();
     }
   }
 
@@ -180,7 +183,10 @@ export class Manager {
       probeStatusRefreshMs: t.probeStatusRefreshMs ?? 60_000,
       registrationRefreshMs: config.resyncMs,
     };
-    const controller = new AppController(deps, (key) => apps.get(key));
+    const controller = new AppController(deps, (key) => {
+      const [namespace, name] = key.split('/');
+      return this.client.getOrNull<App>(resourcePath(APPS, namespace, name));
+    });
     runner = new ControllerRunner(controller, {
       name: 'app',
       concurrency: config.concurrency,

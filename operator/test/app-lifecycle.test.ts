@@ -11,11 +11,11 @@ import {
   createNamespace,
   eventually,
   getApp,
-  installOperator,
+  startClusterWithOperator,
   startOperator,
   testConfig,
 } from './cluster.ts';
-import { type ControlPlane, controlPlaneAvailable, startControlPlane } from './control-plane.ts';
+import { type ControlPlane, controlPlaneAvailable } from './control-plane.ts';
 import { appSpec, region } from './fixtures.ts';
 import { markPodsReady, namesOf, type Obj, secretData } from './objects.ts';
 
@@ -38,9 +38,7 @@ describe.runIf(controlPlaneAvailable())(
     const app = () => getApp(admin, NS, 'shop') as Promise<App>;
 
     beforeAll(async () => {
-      cp = await startControlPlane();
-      console.log(`control plane up in ${cp.startupMs} ms`);
-      admin = await installOperator(cp);
+      ({ cp, admin } = await startClusterWithOperator());
       await createNamespace(admin, NS);
       api = await startTestApi();
       manager = await startOperator(cp.kubeConfig('operator'), testConfig(api.url, api.runtime.adminToken), {
@@ -97,10 +95,14 @@ describe.runIf(controlPlaneAvailable())(
         return rs.items.length >= 6 && rs.items;
       });
       expect(owned.every((r) => r.metadata.ownerReferences?.[0]?.kind === 'Deployment')).toBe(true);
-      const status = await eventually('conditions computed from the Deployments', async () => {
-        const a = await app();
-        return condition(a, 'Progressing')?.status === 'True' && a;
-      });
+      const status = await eventually(
+        'conditions from the Deployments, verdicts from the probes',
+        async () => {
+          const a = await app();
+          const probed = a.status?.regions?.every((r) => r.mainHealthy === true);
+          return condition(a, 'Progressing')?.status === 'True' && probed && a;
+        },
+      );
       expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'WorkloadsUnavailable' });
       expect(condition(status, 'Progressing')).toMatchObject({ reason: 'RollingOut' });
       expect(condition(status, 'StandbyServing')).toMatchObject({
@@ -161,7 +163,8 @@ describe.runIf(controlPlaneAvailable())(
         async () => {
           await markPodsReady(admin, NS);
           const a = await app();
-          return condition(a, 'Ready')?.status === 'True' && a;
+          if (condition(a, 'Ready')?.status !== 'True') throw new Error(condition(a, 'Ready')?.message);
+          return a;
         },
         90_000,
       );
@@ -170,11 +173,18 @@ describe.runIf(controlPlaneAvailable())(
         condition(before, 'Ready')?.lastTransitionTime,
       );
       const done = await eventually(
-        'Progressing=False',
-        async () => condition(await app(), 'Progressing')?.status === 'False' && app(),
+        'Progressing=False (the rollout finishes as new pods turn Ready)',
+        async () => {
+          await markPodsReady(admin, NS);
+          const a = await app();
+          if (condition(a, 'Progressing')?.status !== 'False')
+            throw new Error(condition(a, 'Progressing')?.message);
+          return a;
+        },
+        60_000,
       );
       expect(done.status?.regions?.[0]?.availableReplicas).toEqual({ api: 3, bypass: 2, fallback: 2 });
-    });
+    }, 120_000);
 
     it('removing a region deletes its objects', async () => {
       await applyApp(admin, NS, 'shop', appSpec({ regions: [region('eu', { locality: 'europe-west1' })] }));
@@ -248,8 +258,8 @@ describe.runIf(controlPlaneAvailable())(
           const secret = await secretData(admin, NS, 'shop-credentials');
           return !secret && left.every((o) => !o.metadata.name.startsWith('shop-'));
         },
-        60_000,
+        90_000,
       );
-    });
+    }, 120_000);
   },
 );

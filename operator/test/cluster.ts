@@ -10,7 +10,7 @@ import type { OperatorConfig } from '../src/config.ts';
 import { Manager, type ManagerOptions } from '../src/manager.ts';
 import { KubeClient, type KubeObject } from '../src/runtime/kube-client.ts';
 import { APPS, resourcePath } from '../src/runtime/resources.ts';
-import type { ControlPlane } from './control-plane.ts';
+import { type ControlPlane, startControlPlane } from './control-plane.ts';
 
 export const OPERATOR_DIR = join(import.meta.dirname, '..');
 
@@ -66,16 +66,10 @@ export async function eventually<T>(
   }
 }
 
-/** The CRD (waited for until Established), the operator's namespace and its RBAC, as a user would install them. */
-export async function installOperator(cp: ControlPlane): Promise<KubeClient> {
-  const admin = new KubeClient(cp.kubeConfig('admin'));
+/** The CRD, applied and waited for until Established and served. */
+export async function installCrd(kubeConfig: KubeConfig): Promise<void> {
+  const admin = new KubeClient(kubeConfig);
   await applyFile(admin, join(OPERATOR_DIR, CRD_FILE));
-  await applyFile(admin, join(OPERATOR_DIR, 'config/manager/namespace.yaml'));
-  for (const f of readdirSync(join(OPERATOR_DIR, 'config/rbac')).filter(
-    (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
-  )) {
-    await applyFile(admin, join(OPERATOR_DIR, 'config/rbac', f));
-  }
   await eventually('the CRD to be Established', async () => {
     const crd = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`,
@@ -84,7 +78,22 @@ export async function installOperator(cp: ControlPlane): Promise<KubeClient> {
   });
   // Discovery of a new group can lag behind Established for a moment.
   await eventually('the App API to be served', () => admin.list(resourcePath(APPS)).then(() => true));
-  return admin;
+}
+
+/**
+ * A control plane with the operator installed as a user would: the CRD (before the controllers start,
+ * see startControlPlane), the operator's namespace and its RBAC.
+ */
+export async function startClusterWithOperator(): Promise<{ cp: ControlPlane; admin: KubeClient }> {
+  const cp = await startControlPlane({ beforeControllers: installCrd });
+  console.log(`control plane up in ${cp.startupMs} ms`);
+  const admin = new KubeClient(cp.kubeConfig('admin'));
+  await applyFile(admin, join(OPERATOR_DIR, 'config/manager/namespace.yaml'));
+  const rbac = readdirSync(join(OPERATOR_DIR, 'config/rbac')).filter(
+    (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
+  );
+  for (const f of rbac) await applyFile(admin, join(OPERATOR_DIR, 'config/rbac', f));
+  return { cp, admin };
 }
 
 export async function createNamespace(admin: KubeClient, name: string) {

@@ -7,11 +7,11 @@ import {
   applyApp,
   createNamespace,
   eventually,
-  installOperator,
+  startClusterWithOperator,
   startOperator,
   testConfig,
 } from './cluster.ts';
-import { type ControlPlane, controlPlaneAvailable, startControlPlane } from './control-plane.ts';
+import { type ControlPlane, controlPlaneAvailable } from './control-plane.ts';
 import { appSpec, region } from './fixtures.ts';
 
 const NS = 'tenants';
@@ -24,6 +24,7 @@ describe.runIf(controlPlaneAvailable())(
     let admin: KubeClient;
     let api: TestApi;
     const managers: Manager[] = [];
+    const stopped = new Set<Manager>();
     const lease = () =>
       admin.getOrNull<Lease>(resourcePath(LEASES, 'gatehouse-system', 'gatehouse-operator-leader'));
     const health = async (m: Manager, path: string) => (await fetch(`${m.healthUrl}${path}`)).status;
@@ -33,12 +34,10 @@ describe.runIf(controlPlaneAvailable())(
       );
 
     beforeAll(async () => {
-      cp = await startControlPlane();
-      console.log(`control plane up in ${cp.startupMs} ms`);
-      admin = await installOperator(cp);
+      ({ cp, admin } = await startClusterWithOperator());
       await createNamespace(admin, NS);
       api = await startTestApi();
-      for (const name of ['replica-a', 'replica-b']) {
+      for (const name of ['replica-a', 'replica-b', 'replica-c']) {
         const config = testConfig(api.url, api.runtime.adminToken);
         config.leaderElection.identity = name;
         managers.push(
@@ -55,7 +54,7 @@ describe.runIf(controlPlaneAvailable())(
       await cp?.stop();
     }, 60_000);
 
-    it('elects exactly one leader, which is the Lease holder; both replicas are healthy and ready', async () => {
+    it('elects exactly one leader, which is the Lease holder; every replica is healthy and ready', async () => {
       const held = await eventually('a Lease holder', async () => (await lease())?.spec.holderIdentity);
       await new Promise((r) => setTimeout(r, 1500));
       expect(managers.filter((m) => m.isLeader).map((m) => m.identity)).toEqual([held]);
@@ -68,26 +67,49 @@ describe.runIf(controlPlaneAvailable())(
       expect(metrics).toMatch(/^gatehouse_operator_leader 1$/m);
     });
 
-    it('only the leader reconciles; when it stops (releasing the Lease), the other takes over and carries on', async () => {
+    it('only the leader reconciles; when it stops (releasing the Lease), another takes over at once and carries on', async () => {
       await applyApp(admin, NS, 'first', appSpec({ regions: [region('eu')] }));
       await eventually('the first App reconciled', async () => (await deploymentsOf('first')).length === 3);
       const leader = managers.find((m) => m.isLeader) as Manager;
-      const follower = managers.find((m) => !m.isLeader) as Manager;
       const transitions = (await lease())?.spec.leaseTransitions ?? 0;
       const stoppedAt = Date.now();
+      stopped.add(leader);
       await leader.stop();
-      await eventually(
-        'the follower to lead',
-        async () => follower.isLeader && (await lease())?.spec.holderIdentity === follower.identity,
-        15_000,
+      const next = await eventually('another replica to lead', async () => {
+        const holder = (await lease())?.spec.holderIdentity;
+        return managers.find((m) => m !== leader && m.isLeader && m.identity === holder);
+      });
+      console.log(
+        `leader stopped (lease released) -> ${next.identity} leading in ${Date.now() - stoppedAt} ms`,
       );
-      console.log(`leader stopped -> follower leading in ${Date.now() - stoppedAt} ms`);
       expect((await lease())?.spec.leaseTransitions).toBe(transitions + 1);
+      expect(managers.filter((m) => m.isLeader)).toEqual([next]);
       await applyApp(admin, NS, 'second', appSpec({ regions: [region('us')] }));
       await eventually(
         'the second App reconciled by the new leader',
         async () => (await deploymentsOf('second')).length === 3,
       );
+    });
+
+    it('a leader that dies without releasing is replaced once its Lease expires', async () => {
+      const leader = managers.find((m) => m.isLeader) as Manager;
+      const last = managers.find((m) => !stopped.has(m) && m !== leader) as Manager;
+      stopped.add(leader);
+      const crashedAt = Date.now();
+      await leader.stop({ releaseLease: false });
+      expect((await lease())?.spec.holderIdentity).toBe(leader.identity);
+      await eventually(
+        'the last replica to lead',
+        async () => last.isLeader && (await lease())?.spec.holderIdentity === last.identity,
+        15_000,
+      );
+      const took = Date.now() - crashedAt;
+      console.log(
+        `leader crashed (lease kept) -> ${last.identity} leading in ${took} ms (lease duration 3000 ms)`,
+      );
+      expect(took).toBeGreaterThanOrEqual(2000);
+      await applyApp(admin, NS, 'third', appSpec({ regions: [region('eu')] }));
+      await eventually('the third App reconciled', async () => (await deploymentsOf('third')).length === 3);
     });
   },
 );

@@ -16,11 +16,11 @@ import {
   createNamespace,
   eventually,
   getApp,
-  installOperator,
+  startClusterWithOperator,
   startOperator,
   testConfig,
 } from './cluster.ts';
-import { type ControlPlane, controlPlaneAvailable, startControlPlane } from './control-plane.ts';
+import { type ControlPlane, controlPlaneAvailable } from './control-plane.ts';
 import { appSpec, region } from './fixtures.ts';
 
 const NS = 'payments';
@@ -47,9 +47,7 @@ describe.runIf(controlPlaneAvailable())(
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: string } }));
 
     beforeAll(async () => {
-      cp = await startControlPlane();
-      console.log(`control plane up in ${cp.startupMs} ms`);
-      admin = await installOperator(cp);
+      ({ cp, admin } = await startClusterWithOperator());
       await createNamespace(admin, NS);
       const store = new MemoryConsumptionStore();
       api = await startTestApi({}, undefined, { offlineStore: store });
@@ -92,6 +90,7 @@ describe.runIf(controlPlaneAvailable())(
 
     it('after sustained probe failures the operator tells the standby to serve, and the status says so', async () => {
       const before = await app();
+      await new Promise((r) => setTimeout(r, 1100));
       const pausedAt = Date.now();
       await api.pause();
       const a = await eventually('serving=standby', async () => {
@@ -120,6 +119,8 @@ describe.runIf(controlPlaneAvailable())(
 
     it('when the main API recovers, traffic returns: standby back to auto (service_online), status back to main', async () => {
       const before = await app();
+      // Condition times have whole seconds: let one pass, so a transition shows as a new time.
+      await new Promise((r) => setTimeout(r, 1100));
       const resumedAt = Date.now();
       await api.resume();
       const a = await eventually('serving=main', async () => {

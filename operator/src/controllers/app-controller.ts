@@ -32,20 +32,22 @@ export class RetryLater extends Error {
 
 /**
  * Turns an App into its registration, workloads and traffic mode, then writes what it saw into
- * status, once, and only when it changed. Reads the App from the informer cache (`getApp`) and
- * works on a copy; an App that is gone is done.
+ * status, once, and only when it changed. The App is read fresh from the apiserver (`getApp`), not
+ * from the informer cache: the status is computed from the previous one (conditions keep their
+ * lastTransitionTime), and a cache that has not seen the last status write yet would roll it back.
+ * It works on a copy; an App that is gone is done.
  */
 export class AppController {
   readonly #deps: ControllerDeps;
-  readonly #getApp: (key: string) => App | undefined;
+  readonly #getApp: (key: string) => Promise<App | null>;
 
-  constructor(deps: ControllerDeps, getApp: (key: string) => App | undefined) {
+  constructor(deps: ControllerDeps, getApp: (key: string) => Promise<App | null>) {
     this.#deps = deps;
     this.#getApp = getApp;
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
-    const cached = this.#getApp(key);
+    const cached = await this.#getApp(key);
     if (!cached) {
       this.#deps.prober.forget(key);
       return {};
