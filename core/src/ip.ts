@@ -51,3 +51,19 @@ export function compareClientIp(solveIp: string, claimedIp: string): IpCompariso
   const bits = a.kind() === 'ipv4' ? 24 : 48;
   return (a as ipaddr.IPv4).match(b as ipaddr.IPv4, bits) ? 'match' : 'mismatch';
 }
+
+/**
+ * Applies an app's `client_ip_policy` to a verdict: the comparison is always reported; under `reject` a
+ * mismatch makes the verdict invalid with reason `client_ip_mismatch`. Nothing happens without a client IP.
+ */
+export function applyClientIpPolicy<
+  V extends { valid: boolean; client_ip_check?: IpComparison; reason?: 'client_ip_mismatch' },
+>(verdict: V, solveIp: string, clientIp: string | undefined, policy: string): V {
+  if (clientIp === undefined) return verdict;
+  verdict.client_ip_check = compareClientIp(solveIp, clientIp);
+  if (verdict.client_ip_check === 'mismatch' && policy === 'reject') {
+    verdict.valid = false;
+    verdict.reason = 'client_ip_mismatch';
+  }
+  return verdict;
+}

@@ -1,5 +1,5 @@
 import { GatehouseError } from './errors.ts';
-import { compareClientIp, type IpComparison } from './ip.ts';
+import { applyClientIpPolicy, type IpComparison } from './ip.ts';
 import type { ConsumptionStore } from './offline-consumption.ts';
 import { CLOCK_SKEW_SECONDS, type OfflineKeys, offlineTokenState } from './tokens/offline.ts';
 
@@ -59,12 +59,5 @@ export async function validateOfflineToken(
     },
     offline: true,
   };
-  if (options.clientIp !== undefined) {
-    verdict.client_ip_check = compareClientIp(payload.ip, options.clientIp);
-    if (verdict.client_ip_check === 'mismatch' && app.clientIpPolicy === 'reject') {
-      verdict.valid = false;
-      verdict.reason = 'client_ip_mismatch';
-    }
-  }
-  return verdict;
+  return applyClientIpPolicy(verdict, payload.ip, options.clientIp, app.clientIpPolicy);
 }

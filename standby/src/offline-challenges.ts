@@ -11,8 +11,8 @@ import {
   createPuzzle,
   difficultyForScore,
   nativeHasher,
-  type PowParams,
   parsePuzzle,
+  TEST_MODE_POW,
   verifySolution,
 } from '@gatehouse/core/pow';
 import { openJson, sealJson } from '@gatehouse/core/sealed';
@@ -29,14 +29,6 @@ import type { SnapshotApp } from './snapshot.ts';
 const CHALLENGE_TTL_SECONDS = 120;
 /** The standby has no risk history: every request pays the work of a moderately risky one. */
 const STANDBY_SCORE = 40;
-const TEST_MODE_POW: PowParams = {
-  algorithm: 'argon2id',
-  memoryKiB: 8,
-  iterations: 1,
-  parallelism: 1,
-  count: 1,
-  target: 2 ** 32,
-};
 const hasher = nativeHasher();
 
 const sealed = z.object({

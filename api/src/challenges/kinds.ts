@@ -11,9 +11,9 @@ import {
   createPuzzle,
   difficultyForScore,
   nativeHasher,
-  type PowParams,
   type Puzzle,
   parsePuzzle,
+  TEST_MODE_POW,
   verifySolution,
 } from '@gatehouse/core/pow';
 import type { SealedChallenge } from './sealed-challenge.ts';
@@ -22,16 +22,6 @@ import type { SealedChallenge } from './sealed-challenge.ts';
  * The one place the API meets the challenge kinds of `@gatehouse/core`: proof-of-work puzzles and image
  * challenges, made at initialization and checked at submission.
  */
-
-/** Trivial work for test-mode apps: one hash that always succeeds. */
-const TEST_MODE_POW: PowParams = {
-  algorithm: 'argon2id',
-  memoryKiB: 8,
-  iterations: 1,
-  parallelism: 1,
-  count: 1,
-  target: 2 ** 32,
-};
 
 /** The hard tier pays at least the work of a score-90 request, whatever its score. */
 const HARD_TIER_MIN_SCORE = 90;

@@ -2,7 +2,7 @@ import { randomId } from '@gatehouse/core/crypto';
 import type { Database } from '@gatehouse/core/db';
 import { type App, passTokens } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
-import { compareClientIp, type IpComparison } from '@gatehouse/core/ip';
+import { applyClientIpPolicy, type IpComparison } from '@gatehouse/core/ip';
 import type { TokenKeys } from '@gatehouse/core/tokens';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 
@@ -144,14 +144,7 @@ export async function validatePassToken(
     uid: row.uid,
     captcha_args: captchaArgs,
   };
-  if (options.clientIp !== undefined) {
-    verdict.client_ip_check = compareClientIp(captchaArgs.user_ip, options.clientIp);
-    if (verdict.client_ip_check === 'mismatch' && app.clientIpPolicy === 'reject') {
-      verdict.valid = false;
-      verdict.reason = 'client_ip_mismatch';
-    }
-  }
-  return verdict;
+  return applyClientIpPolicy(verdict, captchaArgs.user_ip, options.clientIp, app.clientIpPolicy);
 }
 
 /** Deletes tokens that expired more than `graceSeconds` ago; run periodically. */

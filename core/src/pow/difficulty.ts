@@ -24,6 +24,16 @@ export type DifficultyPolicy = {
  * per hash in a Chromium worker; about 0.6 s at low risk (6 sub-puzzles of 8 hashes), rising to about 8 s at
  * score 100, where 12 sub-puzzles cap a verify at 12 hashes.
  */
+/** Test-mode apps (integrators' CI): one hash of 8 KiB that always succeeds, on the main API and the standby alike. */
+export const TEST_MODE_POW: PowParams = {
+  algorithm: 'argon2id',
+  memoryKiB: 8,
+  iterations: 1,
+  parallelism: 1,
+  count: 1,
+  target: 2 ** 32,
+};
+
 export const DEFAULT_POW_POLICY: DifficultyPolicy = {
   algorithm: 'scrypt',
   memoryKiB: 4096,

@@ -8,6 +8,7 @@ export {
   type DifficultyPolicy,
   difficultyForScore,
   secondsForScore,
+  TEST_MODE_POW,
 } from './difficulty.ts';
 export { HASH_LENGTH, type HashParams, type PowHasher, wasmHasher } from './hash.ts';
 export { nativeHasher } from './native.ts';
