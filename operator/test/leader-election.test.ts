@@ -18,7 +18,7 @@ const NS = 'tenants';
 type Lease = { spec: { holderIdentity?: string; leaseTransitions?: number } };
 
 describe.runIf(controlPlaneAvailable())(
-  'two operator replicas: one leader on a Lease, the other takes over',
+  'operator replicas: one leader on a Lease, another takes over',
   () => {
     let cp: ControlPlane;
     let admin: KubeClient;

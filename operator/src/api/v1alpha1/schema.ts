@@ -1,6 +1,6 @@
 /**
  * A tiny builder for Kubernetes structural OpenAPI v3 schemas that also carries the TypeScript type of
- * what it describes, so the CRD's YAML and the operator's types come from one source (`app-types.ts`).
+ * what it describes, so the CRD's YAML and the operator's types come from one source (`app-spec.ts`, `app-status.ts`).
  * Only what the App CRD needs: no `$ref`, no `oneOf`; every node has a `type` (structural schema rule).
  */
 
