@@ -25,12 +25,15 @@ mkdir -p "$out/bin" "$out/stamps"
 out=$(cd "$out" && pwd)
 bin=$out/bin
 
+modcacherw=
 if [[ ${GATEHOUSE_TOOLS_GO_CACHES:-0} == 1 ]]; then
+  # -modcacherw: the module cache is read-only by default, which would make `rm -rf <folder>` fail
   export GOCACHE=$out/go-build GOMODCACHE=$out/gomod
+  modcacherw=" -modcacherw"
 fi
 # Never download a Go toolchain, build static binaries, never touch go.mod/go.sum while building.
 export GOTOOLCHAIN=local CGO_ENABLED=0
-export GOFLAGS="-trimpath -buildvcs=false -mod=readonly${GATEHOUSE_TOOLS_JOBS:+ -p=$GATEHOUSE_TOOLS_JOBS}${GOFLAGS:+ $GOFLAGS}"
+export GOFLAGS="-trimpath -buildvcs=false -mod=readonly$modcacherw${GATEHOUSE_TOOLS_JOBS:+ -p=$GATEHOUSE_TOOLS_JOBS}${GOFLAGS:+ $GOFLAGS}"
 go_version=$(go env GOVERSION)
 
 # Bump this when the recipe below changes in a way that must invalidate every stamp.
