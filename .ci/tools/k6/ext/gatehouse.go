@@ -3,6 +3,7 @@
 //
 //	import gatehouse from 'k6/x/gatehouse';
 //	const hex = gatehouse.argon2id('password', salt, 3, 4096, 1, 32);
+//	const key = gatehouse.scryptBytes(nonceBytes, salt, 4096, 8, 1, 32); // N in blocks, as docs/pow.md
 package gatehouse
 
 import (
@@ -12,6 +13,7 @@ import (
 	"github.com/grafana/sobek"
 	"go.k6.io/k6/v2/js/modules"
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/scrypt"
 )
 
 func init() {
@@ -39,6 +41,8 @@ func (mi *ModuleInstance) Exports() modules.Exports {
 	return modules.Exports{Named: map[string]any{
 		"argon2id":      mi.Argon2id,
 		"argon2idBytes": mi.Argon2idBytes,
+		"scrypt":        mi.Scrypt,
+		"scryptBytes":   mi.ScryptBytes,
 	}}
 }
 
@@ -116,4 +120,45 @@ func toBytes(rt *sobek.Runtime, v sobek.Value) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("expected string, ArrayBuffer or typed array, got %s", v.ExportType())
+}
+
+// Scrypt returns the hex encoding of scrypt(password, salt, N, r, p, keyLen) (RFC 7914).
+// Gatehouse puzzles use N = memoryKiB, r = 8, p = parallelism (docs/pow.md).
+func (mi *ModuleInstance) Scrypt(password, salt sobek.Value, n, r, p, keyLen int64) (string, error) {
+	key, err := mi.scryptKey(password, salt, n, r, p, keyLen)
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(key), nil
+}
+
+// ScryptBytes is Scrypt returning an ArrayBuffer instead of hex.
+func (mi *ModuleInstance) ScryptBytes(password, salt sobek.Value, n, r, p, keyLen int64) (sobek.ArrayBuffer, error) {
+	key, err := mi.scryptKey(password, salt, n, r, p, keyLen)
+	if err != nil {
+		return sobek.ArrayBuffer{}, err
+	}
+	return mi.vu.Runtime().NewArrayBuffer(key), nil
+}
+
+func (mi *ModuleInstance) scryptKey(password, salt sobek.Value, n, r, p, keyLen int64) ([]byte, error) {
+	pw, err := toBytes(mi.vu.Runtime(), password)
+	if err != nil {
+		return nil, fmt.Errorf("scrypt: password: %w", err)
+	}
+	s, err := toBytes(mi.vu.Runtime(), salt)
+	if err != nil {
+		return nil, fmt.Errorf("scrypt: salt: %w", err)
+	}
+	switch {
+	case n < 2 || n&(n-1) != 0:
+		return nil, fmt.Errorf("scrypt: N must be a power of two >= 2, got %d", n)
+	case r < 1 || p < 1 || r*p >= 1<<30:
+		return nil, fmt.Errorf("scrypt: r and p must be >= 1 with r*p < 2^30, got r=%d p=%d", r, p)
+	case 128*r*n/1024 > maxMemoryKiB:
+		return nil, fmt.Errorf("scrypt: 128*r*N must be at most %d KiB", maxMemoryKiB)
+	case keyLen < 4 || keyLen > maxHashLen:
+		return nil, fmt.Errorf("scrypt: keyLen must be in [4, %d], got %d", maxHashLen, keyLen)
+	}
+	return scrypt.Key(pw, s, int(n), int(r), int(p), int(keyLen))
 }
