@@ -19,7 +19,6 @@ kubeConfig.loadFromDefault();
 
 const manager = new Manager({ kubeConfig, config, logger });
 await manager.start();
-manager.metrics.leader.set(0);
 logger.info(
   {
     identity: manager.identity,

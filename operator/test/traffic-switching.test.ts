@@ -8,8 +8,9 @@ import { startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../standby/src/standby.ts';
 import type { App } from '../src/api/v1alpha1/app-types.ts';
+import { endpointSliceTargets } from '../src/health/standby-switch.ts';
 import type { Manager } from '../src/manager.ts';
-import type { KubeClient } from '../src/runtime/kube-client.ts';
+import { KubeClient } from '../src/runtime/kube-client.ts';
 import {
   applyApp,
   condition,
@@ -152,6 +153,54 @@ describe.runIf(controlPlaneAvailable())(
         condition(before, 'StandbyServing')?.lastTransitionTime,
       );
       expect(standby.health.status().mode).toBe('auto');
+    });
+
+    it('in a cluster, the standby processes are found through the EndpointSlices of both standby Services', async () => {
+      // No kubelet here, so no pod gets an address: the test writes the slices an EndpointSlice controller would.
+      const slice = (role: string, addresses: string[][], port: number) => ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: `pay-eu-${role}-x`,
+          namespace: NS,
+          labels: { 'kubernetes.io/service-name': `pay-eu-${role}` },
+        },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port, protocol: 'TCP' }],
+        endpoints: addresses.map(([ip, state]) => ({
+          addresses: [ip],
+          conditions: { ready: state === 'ready', terminating: state === 'terminating' },
+        })),
+      });
+      await admin.create(
+        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`,
+        slice(
+          'bypass',
+          [
+            ['10.1.0.1', 'ready'],
+            ['10.1.0.2', 'starting'],
+          ],
+          8081,
+        ),
+      );
+      await admin.create(
+        `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`,
+        slice(
+          'fallback',
+          [
+            ['10.1.0.3', 'ready'],
+            ['10.1.0.4', 'terminating'],
+          ],
+          8082,
+        ),
+      );
+      // As the operator's service account: its RBAC must allow this.
+      const targets = endpointSliceTargets(new KubeClient(cp.kubeConfig('operator')));
+      expect((await targets(await app(), 'eu')).sort()).toEqual([
+        'http://10.1.0.1:8081',
+        'http://10.1.0.2:8081',
+        'http://10.1.0.3:8082',
+      ]);
     });
   },
 );
