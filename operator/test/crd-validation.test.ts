@@ -4,7 +4,7 @@ import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/api/v1alpha1/app-types.ts';
 import type { KubeClient, KubeObject } from '../src/runtime/kube-client.ts';
-import { APPS, resourcePath } from '../src/runtime/resources.ts';
+import { APPS, DEPLOYMENTS, resourcePath } from '../src/runtime/resources.ts';
 import { applyApp, createNamespace, OPERATOR_DIR, startClusterWithOperator } from './cluster.ts';
 import { type ControlPlane, controlPlaneAvailable } from './control-plane.ts';
 import { appSpec, region } from './fixtures.ts';
@@ -51,6 +51,22 @@ describe.runIf(controlPlaneAvailable())('App validation by the apiserver (schema
       disabled: false,
     });
     expect(plain.spec.regions[0]).toMatchObject({ replicas: 2 });
+  });
+
+  it("accepts the operator's own Deployment (config/manager, server-side dry run)", async () => {
+    const manager = load(
+      readFileSync(join(OPERATOR_DIR, 'config/manager/manager.yaml'), 'utf8'),
+    ) as KubeObject;
+    const stored = await admin.request<{ spec: { replicas: number } }>(
+      'PATCH',
+      resourcePath(DEPLOYMENTS, 'gatehouse-system', 'gatehouse-operator'),
+      {
+        body: manager,
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'kubectl', dryRun: 'All' },
+      },
+    );
+    expect(stored.spec.replicas).toBe(2);
   });
 
   it('refuses standby hosts without their prefix, and a pair that is not two distinct hosts', async () => {

@@ -86,6 +86,7 @@ export class Informer<T extends HasMetadata> {
     while (!this.#stop.signal.aborted) {
       const attempt = new AbortController();
       const abort = () => attempt.abort();
+      let stalled: NodeJS.Timeout | undefined;
       this.#stop.signal.addEventListener('abort', abort, { once: true });
       try {
         if (needList) {
@@ -93,13 +94,18 @@ export class Informer<T extends HasMetadata> {
           needList = false;
         }
         const watchedAt = Date.now();
+        const timeoutSeconds = 240 + Math.floor(Math.random() * 120);
+        // The server ends a watch after timeoutSeconds; one that outlives it by a minute sits on a dead
+        // connection (no FIN ever came): give it up and reconnect.
+        stalled = setTimeout(() => attempt.abort(new Error('watch stalled')), (timeoutSeconds + 60) * 1000);
+        stalled.unref();
         await this.#source.watch<T>(
           path,
           {
             resourceVersion: this.#resourceVersion,
             allowWatchBookmarks: true,
             labelSelector,
-            timeoutSeconds: 240 + Math.floor(Math.random() * 120),
+            timeoutSeconds,
           },
           (event) => {
             this.#apply(event);
@@ -125,6 +131,7 @@ export class Informer<T extends HasMetadata> {
         );
         await sleep(delay, this.#stop.signal);
       } finally {
+        clearTimeout(stalled);
         attempt.abort();
         this.#stop.signal.removeEventListener('abort', abort);
       }

@@ -29,6 +29,11 @@ export const ensureFinalizer: Step = async function ensureFinalizer(ctx, deps) {
  */
 export const finalize: Step = async function finalize(ctx, deps) {
   deps.prober.forget(ctx.key);
+  for (const region of ctx.app.spec.regions) {
+    const labels = { namespace: ctx.app.metadata.namespace, app: ctx.app.metadata.name, region: region.name };
+    deps.metrics.mainHealthy.remove(labels);
+    deps.metrics.standbyServing.remove(labels);
+  }
   for (const key of deps.memory.standbyModes.keys())
     if (key.startsWith(`${ctx.key}/`)) deps.memory.standbyModes.delete(key);
   const finalizers = ctx.app.metadata.finalizers ?? [];
