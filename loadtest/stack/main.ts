@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
@@ -39,7 +39,8 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const STORE_URL = process.env.STANDBY_STORE_URL ?? REDIS_URL;
 const ADMIN_TOKEN = process.env.GATEHOUSE_ADMIN_TOKEN ?? randomBytes(24).toString('base64url');
 const TOKEN_KEY = process.env.GATEHOUSE_TOKEN_KEY ?? randomBytes(32).toString('base64');
-const DATA_DIR = join(ROOT, 'loadtest/.stack/data');
+// Per base port, beside the endpoints file: two stacks on different ports never share a folder.
+const DATA_DIR = process.env.STACK_DATA_DIR ?? join(dirname(args.out), `data-${BASE}`);
 const PROBES = {
   STANDBY_PROBE_INTERVAL_MS: process.env.STANDBY_PROBE_INTERVAL_MS ?? '200',
   STANDBY_PROBE_TIMEOUT_MS: process.env.STANDBY_PROBE_TIMEOUT_MS ?? '500',
