@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.ts';
 import { bootstrap, type Runtime } from './bootstrap.ts';
 import { type Config, loadConfig } from './config.ts';
-import { purgeExpiredPassTokens } from './tokens/pass-tokens.ts';
+import { purgeExpired } from './retention.ts';
 
 export interface ApiServer {
   /** Where it listens, with the port actually bound (PORT=0 picks a free one). */
@@ -30,9 +30,7 @@ export async function startApiServer(config: Config): Promise<ApiServer> {
   runtime.logger.info({ url, database: runtime.database.kind }, 'gatehouse api listening');
 
   const purge = setInterval(() => {
-    purgeExpiredPassTokens(runtime.db).catch((err) =>
-      runtime.logger.warn({ err }, 'purging expired tokens failed'),
-    );
+    purgeExpired(runtime.db).catch((err) => runtime.logger.warn({ err }, 'purging expired rows failed'));
   }, 60_000);
   purge.unref();
 
