@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { solveChallenge } from '@gatehouse/node/headless';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Child as NodeProcess, waitUntilReady } from '../../loadtest/stack/processes.ts';
 import { ACTION, startBackend } from './failover/backend.ts';
-import { freePort, NodeProcess, waitUntilReady } from './failover/processes.ts';
+import { freePort } from './failover/processes.ts';
 import { type Minted, VerificationStream } from './failover/stream.ts';
 import {
   databaseAvailable,
