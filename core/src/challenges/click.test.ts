@@ -86,9 +86,10 @@ describe('verifyClick', () => {
   });
 
   it('property: any clicks inside each target, in order, with human timing, pass', () => {
+    // d stops just short of 1: a point computed exactly on the rim can land a rounding error outside it.
     const click = fc.record({
       a: fc.double({ min: 0, max: 2 * Math.PI, noNaN: true }),
-      d: fc.double({ min: 0, max: 1, noNaN: true }),
+      d: fc.double({ min: 0, max: 0.999, noNaN: true }),
     });
     const gap = fc.integer({ min: CLICK_TIMING.minIntervalMs, max: 5000 });
     fc.assert(
