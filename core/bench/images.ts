@@ -1,14 +1,15 @@
 /**
  * Image challenge benchmark and example writer.
  *
- *   taskset -c 0 npx node core/bench/images.ts [--runs 200] [--write-docs] [--save-examples]
+ *   taskset -c 0 npx node core/bench/images.ts [--runs 200] [--write-docs] [--save-examples] [--json FILE]
  *
  * Times generation (drawing and encoding, as the API pays it) per kind over `--runs` challenges drawn
  * with the crypto random source, one at a time, and reports p50/p99 and encoded sizes. CPU time (all of
  * the process's threads, encoding included) is the figure to trust on a shared machine; wall time also
  * counts waiting for the core. `--write-docs`
  * replaces the table between the bench markers in docs/challenges.md; `--save-examples` writes one PNG
- * per kind into docs/images/, composed as the widget shows them.
+ * per kind into docs/images/, composed as the widget shows them; `--json` writes the figures for the
+ * benchmark report (`npm run bench:report`).
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '200' },
     'write-docs': { type: 'boolean', default: false },
     'save-examples': { type: 'boolean', default: false },
+    json: { type: 'string' },
   },
 });
 
@@ -69,7 +71,18 @@ const quantile = (sorted: number[], q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 const kb = (bytes: number): string => (bytes / 1024).toFixed(1);
 
-async function bench(c: Case, runs: number): Promise<string> {
+/** One kind's figures: milliseconds (CPU of every thread, and wall) and encoded sizes in bytes. */
+export interface ImageResult {
+  name: string;
+  kind: ChallengeKind;
+  format: ImageFormat;
+  runs: number;
+  cpuMs: { p50: number; p99: number };
+  wallMs: { p50: number; p99: number };
+  bytes: Record<string, { mean: number; max: number }>;
+}
+
+async function bench(c: Case, runs: number): Promise<ImageResult> {
   const options = { detail: c.detail, format: c.format };
   for (let i = 0; i < 5; i++) await generateChallenge(c.kind, options); // warm-up: JIT and codec setup
   const times: number[] = [];
@@ -86,11 +99,28 @@ async function bench(c: Case, runs: number): Promise<string> {
   }
   times.sort((a, b) => a - b);
   cpu.sort((a, b) => a - b);
-  const sizeText = [...sizes]
-    .map(([name, s]) => `${name} ${kb(s.reduce((a, b) => a + b, 0) / s.length)} / ${kb(Math.max(...s))}`)
+  return {
+    name: c.name,
+    kind: c.kind,
+    format: c.format,
+    runs,
+    cpuMs: { p50: quantile(cpu, 0.5), p99: quantile(cpu, 0.99) },
+    wallMs: { p50: quantile(times, 0.5), p99: quantile(times, 0.99) },
+    bytes: Object.fromEntries(
+      [...sizes].map(([name, s]) => [
+        name,
+        { mean: s.reduce((a, b) => a + b, 0) / s.length, max: Math.max(...s) },
+      ]),
+    ),
+  };
+}
+
+function row(r: ImageResult): string {
+  const sizeText = Object.entries(r.bytes)
+    .map(([name, s]) => `${name} ${kb(s.mean)} / ${kb(s.max)}`)
     .join(', ');
-  const q = (v: number[], p: number) => quantile(v, p).toFixed(1);
-  return `| ${c.name} | ${q(cpu, 0.5)} | ${q(cpu, 0.99)} | ${q(times, 0.5)} | ${q(times, 0.99)} | ${sizeText} |`;
+  const f = (ms: number) => ms.toFixed(1);
+  return `| ${r.name} | ${f(r.cpuMs.p50)} | ${f(r.cpuMs.p99)} | ${f(r.wallMs.p50)} | ${f(r.wallMs.p99)} | ${sizeText} |`;
 }
 
 /** Composes a challenge's images as the widget lays them out, for the docs. */
@@ -145,18 +175,26 @@ const header = [
   '| kind | CPU p50 ms | CPU p99 ms | wall p50 ms | wall p99 ms | size KB: mean / max |',
   '|---|---:|---:|---:|---:|---|',
 ];
-const rows: string[] = [];
+const results: ImageResult[] = [];
 for (const c of CASES) {
-  rows.push(await bench(c, c.format === 'png' ? Math.min(runs, 50) : runs));
-  console.log(rows[rows.length - 1]);
+  results.push(await bench(c, c.format === 'png' ? Math.min(runs, 50) : runs));
+  console.log(row(results[results.length - 1]!));
 }
-const table = [...header, ...rows].join('\n');
+const table = [...header, ...results.map(row)].join('\n');
 const note =
   `Measured ${new Date().toISOString().slice(0, 10)} with \`taskset -c 0 npx node core/bench/images.ts --runs ${runs}\` ` +
   `(${runs} runs per WebP row, ${Math.min(runs, 50)} per PNG row; Node ${process.version}; ` +
   `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores shared with other work, pinned to one; ` +
   `load average ${loadavg()[0]?.toFixed(1)} at the end).`;
 console.log(`\n${note}\n\n${table}`);
+
+if (values.json) {
+  const machine = { cpu: cpus()[0]?.model ?? 'unknown CPU', cores: cpus().length, node: process.version };
+  writeFileSync(
+    values.json,
+    JSON.stringify({ date: new Date().toISOString(), runs, machine, results }, null, 2),
+  );
+}
 
 if (values['write-docs']) {
   const docs = new URL('docs/challenges.md', root);
