@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
+import { nativeHasher, type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { createApp } from '../src/app.ts';
 import { appSettings } from '../src/apps/settings.ts';
 import { bootstrap } from '../src/bootstrap.ts';
@@ -8,7 +8,8 @@ import { initChallenge } from '../src/challenges/init.ts';
 import { loadConfig } from '../src/config.ts';
 import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
 import { serveCommands } from './child-ipc.ts';
-import type { Command, CreatedApp, Ready } from './protocol.ts';
+import { pool } from './pool.ts';
+import type { Command, CreatedApp, Ready, SolvedChallenges } from './protocol.ts';
 
 /**
  * Bench child: the real API, built as `src/server.ts` builds it (configuration from the environment,
@@ -22,20 +23,27 @@ await once(server, 'listening');
 /** Signals of an ordinary browser, as the widget sends them. */
 export const BENCH_SIGNALS = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
 
-/** Runs `task` over 0..count-1 with at most `width` in flight; results in order. */
-async function pool<T>(count: number, width: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const out = new Array<T>(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, count) }, async () => {
-      while (next < count) {
-        const i = next++;
-        out[i] = await task(i);
-      }
-    }),
-  );
-  return out;
-}
+/** What the API sees of a desktop Chrome's init request (consistent headers and client hints). */
+const CHROME_FACTS = {
+  ip: '127.0.0.1',
+  userAgent:
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36',
+  acceptLanguage: 'en-US,en;q=0.9',
+  secChUa: '"Chromium";v="138", "Google Chrome";v="138", "Not)A;Brand";v="99"',
+  secChUaMobile: '?0',
+  secChUaPlatform: '"Linux"',
+};
+const BENCH_FACTS = {
+  ip: '127.0.0.1',
+  userAgent: 'bench',
+  acceptLanguage: 'en',
+  secChUa: '',
+  secChUaMobile: '',
+  secChUaPlatform: '',
+};
+
+/** The server's own scrypt/Argon2id (node:crypto on the thread pool): a real puzzle solves in about 0.5 s. */
+const hasher = nativeHasher();
 
 async function extra(command: Command): Promise<unknown> {
   if (command.type === 'create-app') {
@@ -46,9 +54,11 @@ async function extra(command: Command): Promise<unknown> {
     const challenge =
       command.challenge === 'invisible-test-mode'
         ? { test_mode: true, risk_policy: unlimited }
-        : command.challenge === 'slide'
-          ? { risk_policy: { ...unlimited, invisible_below: 0, image_below: 101, image_kinds: ['slide'] } }
-          : {};
+        : command.challenge === 'invisible'
+          ? { risk_policy: unlimited }
+          : command.challenge === 'slide'
+            ? { risk_policy: { ...unlimited, invisible_below: 0, image_below: 101, image_kinds: ['slide'] } }
+            : {};
     const { app, secret } = await runtime.apps.create(
       appSettings.parse({
         name: `bench-${command.plan}`,
@@ -82,29 +92,31 @@ async function extra(command: Command): Promise<unknown> {
     });
   }
   if (command.type === 'solved-challenges') {
-    return pool(command.count, 8, async () => {
+    let pow: SolvedChallenges['pow'];
+    const bodies = await pool(command.count, 8, async () => {
       const started = await initChallenge(
         runtime,
         { app_key: command.appKey, action: 'login', platform: 'web', signals: BENCH_SIGNALS },
-        {
-          ip: '127.0.0.1',
-          userAgent: 'bench',
-          acceptLanguage: 'en',
-          secChUa: '',
-          secChUaMobile: '',
-          secChUaPlatform: '',
-        },
+        command.browser ? CHROME_FACTS : BENCH_FACTS,
       );
-      if (started.mode !== 'challenge' || !started.pow)
+      if (started.mode !== 'challenge' || started.tier !== 'invisible' || !started.pow)
         throw new Error('the bench app must get the invisible tier');
-      const pow = await solvePuzzle(started.pow as Puzzle);
+      const puzzle = started.pow as Puzzle;
+      pow ??= {
+        algorithm: puzzle.algorithm,
+        memoryKiB: puzzle.memoryKiB,
+        count: puzzle.count,
+        target: puzzle.target,
+      };
+      const solution = await solvePuzzle(puzzle, hasher ? { hasher } : {});
       return JSON.stringify({
         app_key: command.appKey,
         challenge_id: started.challenge_id,
         challenge: started.challenge,
-        pow,
+        pow: solution,
       });
     });
+    return { bodies, ...(pow ? { pow } : {}) } satisfies SolvedChallenges;
   }
   throw new Error(`unknown command ${(command as { type: string }).type}`);
 }

@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import type { Child } from './child.ts';
 import { type CpuPerRequest, type Parties, perRequest, snapshot } from './cpu.ts';
+import { type RssSummary, sampleRss } from './memory.ts';
 import type { ProfileSummary } from './protocol.ts';
 
 /** One request shape; `body()` is asked for every request, so each can carry a different token. */
@@ -25,6 +26,8 @@ export interface Measurement {
   statuses: Record<string, number>;
   errors: number;
   cpu: CpuPerRequest;
+  /** The server child's resident memory: before the run, its peak (sampled every 100 ms) and after. */
+  rss: RssSummary;
   profile?: ProfileSummary;
 }
 
@@ -39,6 +42,7 @@ export async function measure(
 ): Promise<Measurement> {
   if (options.profile) await child.call({ type: 'profile-start' });
   const before = snapshot(child.pid, options.parties);
+  const rss = sampleRss(child.pid);
   const result = await autocannon({
     url: child.url,
     connections: options.connections,
@@ -53,6 +57,7 @@ export async function measure(
     ],
   });
   const after = snapshot(child.pid, options.parties);
+  const memory = rss.stop();
   const profile = options.profile ? await child.call<ProfileSummary>({ type: 'profile-stop' }) : undefined;
   const stats = (result as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
   const statuses = Object.fromEntries(Object.entries(stats).map(([code, s]) => [code, s.count]));
@@ -66,6 +71,7 @@ export async function measure(
     statuses,
     errors: result.errors,
     cpu: perRequest(before, after, requests),
+    rss: memory,
     ...(profile ? { profile } : {}),
   };
 }

@@ -7,13 +7,28 @@ export type Command =
       id: number;
       type: 'create-app';
       plan: 'free' | 'pro' | 'enterprise';
-      /** For the challenge cases: no per-IP limits (all load comes from 127.0.0.1) and a forced tier. */
-      challenge?: 'invisible-test-mode' | 'slide';
+      /**
+       * For the challenge cases: no per-IP limits (all load comes from 127.0.0.1) and a tier: forced (test
+       * mode's invisible tier, the slide tier) or, for `invisible`, the default policy's, by the risk score.
+       */
+      challenge?: 'invisible-test-mode' | 'invisible' | 'slide';
     }
-  /** Initializes and solves `count` challenges in-process; answers the submit bodies, ready to send. */
-  | { id: number; type: 'solved-challenges'; appKey: string; count: number }
+  /**
+   * Initializes and solves `count` challenges in-process; answers the submit bodies, ready to send. With
+   * `browser`, initializes them as an ordinary desktop Chrome would (headers and signals), so that a non-test
+   * app gets the puzzle the default policy sets for such a visitor.
+   */
+  | { id: number; type: 'solved-challenges'; appKey: string; count: number; browser?: boolean }
   /** Mints `count` pass tokens; with `consume`, validates each once so that it is already used. */
   | { id: number; type: 'mint'; appId: string; count: number; consume: boolean }
+  /** Peer child: `count` Cap challenges created and solved in-process; answers the redeem bodies. */
+  | { id: number; type: 'cap-solved'; count: number }
+  /** Peer child: `count` Cap tokens (redeemed challenges); with `consume`, validated once already. */
+  | { id: number; type: 'cap-tokens'; count: number; consume: boolean }
+  /** Peer child: `count` solved ALTCHA payloads (base64); with `consume`, verified and recorded once already. */
+  | { id: number; type: 'altcha-payloads'; count: number; consume: boolean }
+  /** Peer child: how many validations/redemptions were accepted and rejected since the last ask. */
+  | { id: number; type: 'outcomes' }
   /** CPU time this process has used so far (process.cpuUsage), in microseconds. */
   | { id: number; type: 'cpu' }
   /** Starts or stops V8's sampling profiler; stop answers with the profile summarised. */
@@ -25,6 +40,19 @@ export type Reply = { id: number; error?: string; value?: unknown };
 
 /** The first message a child sends: where it listens. */
 export type Ready = { type: 'ready'; port: number; database: string };
+
+/** What `solved-challenges` answers: the submit bodies and the puzzle they solve. */
+export interface SolvedChallenges {
+  bodies: string[];
+  /** The puzzle's parameters (all the challenges of one call get the same); absent for the image tiers. */
+  pow?: { algorithm: string; memoryKiB: number; count: number; target: number };
+}
+
+/** Accepted and rejected answers counted by the peer child (a rejection in a fresh case is a harness fault). */
+export interface Outcomes {
+  accepted: number;
+  rejected: number;
+}
 
 export interface CreatedApp {
   appId: string;

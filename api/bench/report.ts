@@ -1,12 +1,44 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Measurement } from './load.ts';
+import type { Outcomes } from './protocol.ts';
 
-export interface CaseResult {
+/** What a case measures: a baseline, or one of the flows every CAPTCHA has an equivalent of. */
+export type Flow = 'baseline' | 'validate' | 'init' | 'submit' | 'issue';
+/** Whose server answers: ours, a bare Koa app, or a peer in peer-child.ts. */
+export type Server = 'gatehouse' | 'koa' | 'cap' | 'altcha';
+
+/** Where a case sits: its group (the database label, or `bare Koa`), its flow and its server. */
+export interface CaseMeta {
   name: string;
+  group: string;
+  flow: Flow;
+  server: Server;
+}
+
+export interface CaseResult extends CaseMeta {
   /** Why the case was not run, when it was not. */
   skipped?: string;
   note?: string;
   m?: Measurement;
+  /** Peer cases: answers the peer accepted and rejected during the measured run, as it counted them. */
+  outcomes?: Outcomes;
+}
+
+const FLOW_ORDER: Flow[] = ['baseline', 'init', 'submit', 'validate', 'issue'];
+
+/**
+ * The results with each group's rows ordered by flow (a user's way through: init, submit, then the
+ * integrator's validate), so that ours and the peers' sit together; groups and ties keep their order.
+ */
+export function byFlow(results: CaseResult[]): CaseResult[] {
+  const groups = [...new Set(results.map((r) => r.group))];
+  return groups.flatMap((group) =>
+    results
+      .filter((r) => r.group === group)
+      .map((r, i) => ({ r, i }))
+      .sort((a, b) => FLOW_ORDER.indexOf(a.r.flow) - FLOW_ORDER.indexOf(b.r.flow) || a.i - b.i)
+      .map(({ r }) => r),
+  );
 }
 
 export interface RunInfo {
@@ -48,7 +80,7 @@ export function rows(results: CaseResult[], cores: number): string[][] {
   const base = results[0]?.m;
   const baseCeiling = base ? ceiling(base, cores) : null;
   return results.map((r) => {
-    if (!r.m) return [r.name, '–', '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–'];
+    if (!r.m) return [r.name, '–', '–', '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–'];
     const ratio = base ? `${num(r.m.reqPerSec / base.reqPerSec, 2)}×` : '–';
     const ok = Object.entries(r.m.statuses)
       .filter(([code]) => code.startsWith('2'))
@@ -63,6 +95,7 @@ export function rows(results: CaseResult[], cores: number): string[][] {
       num(ok / Math.max(1, r.m.seconds)),
       num(r.m.p50, 1),
       num(r.m.p99, 1),
+      r.m.rss.peakMiB === null ? '–' : num(r.m.rss.peakMiB),
       statuses(r.m) + (r.note ? ` (${r.note})` : ''),
       cpu(r.m),
       topText,
@@ -77,6 +110,7 @@ export const HEADER = [
   '2xx/s',
   'p50 ms',
   'p99 ms',
+  'peak RSS MiB',
   'responses',
   'CPU µs/req: server · PostgreSQL · Redis · load generator',
   'CPU ceiling req/s (vs Koa)',
@@ -134,4 +168,31 @@ export function describeRun(info: RunInfo, table: string[][], verdict: string, p
     verdict,
     profiles ? `\n${profiles}` : '',
   ].join('\n');
+}
+
+/** The JSON `--json` writes: the run and every case with its full measurement. */
+export interface BenchJson {
+  run: RunInfo & { options: Record<string, string | number | boolean> };
+  cases: (CaseMeta & {
+    note?: string;
+    skipped?: string;
+    outcomes?: Outcomes;
+    measurement?: Measurement;
+  })[];
+  verdict: string;
+}
+
+export function writeJson(
+  file: string,
+  run: BenchJson['run'],
+  results: CaseResult[],
+  verdict: string,
+): BenchJson {
+  const json: BenchJson = {
+    run,
+    cases: results.map(({ m, ...rest }) => ({ ...rest, ...(m ? { measurement: m } : {}) })),
+    verdict,
+  };
+  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+  return json;
 }

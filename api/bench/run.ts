@@ -7,9 +7,22 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { Child } from './child.ts';
 import type { Parties } from './cpu.ts';
-import { type LoadSpec, measure, warmUp } from './load.ts';
-import type { CreatedApp, ProfileSummary } from './protocol.ts';
-import { type CaseResult, ceiling, describeRun, printTable, rows, writeDocs } from './report.ts';
+import { type LoadSpec, type Measurement, measure, warmUp } from './load.ts';
+import type { CreatedApp, Outcomes, ProfileSummary, SolvedChallenges } from './protocol.ts';
+import {
+  byFlow,
+  type CaseMeta,
+  type CaseResult,
+  ceiling,
+  describeRun,
+  type Flow,
+  printTable,
+  type RunInfo,
+  rows,
+  type Server,
+  writeDocs,
+  writeJson,
+} from './report.ts';
 
 /**
  * `npm run bench`: throughput and latency of the API's hot endpoints against a bare Koa app, in one run,
@@ -21,6 +34,9 @@ import { type CaseResult, ceiling, describeRun, printTable, rows, writeDocs } fr
  *   --no-write         BENCH_WRITE=0      do not rewrite docs/benchmarks.md
  *   --only <text>      BENCH_ONLY         run only the database groups whose label contains <text>
  *                                         (pglite, postgresql, redis); the Koa baseline always runs
+ *   --peers            BENCH_PEERS=1      on PostgreSQL, also Cap and ALTCHA (peer-child.ts) doing their
+ *                                         equivalents of our flows, and our submit at the real puzzle
+ *   --json <file>      BENCH_JSON         also write every case, its full measurement and the run to <file>
  *   BENCH_POSTGRES_URL (else TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_REDIS_URL (else TEST_REDIS_URL, else redis://127.0.0.1:6379)
  *   BENCH_LOG_LEVEL    the API's LOG_LEVEL (info, as deployed; its output goes to /dev/null)
@@ -37,6 +53,8 @@ const { values: flags } = parseArgs({
     profile: { type: 'boolean' },
     'no-write': { type: 'boolean' },
     only: { type: 'string' },
+    peers: { type: 'boolean' },
+    json: { type: 'string' },
   },
 });
 const env = process.env;
@@ -48,6 +66,8 @@ const options = {
   write: !(flags['no-write'] ?? env.BENCH_WRITE === '0'),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
   only: (flags.only ?? env.BENCH_ONLY ?? '').toLowerCase(),
+  peers: flags.peers ?? env.BENCH_PEERS === '1',
+  json: flags.json ?? env.BENCH_JSON,
   postgresUrl:
     env.BENCH_POSTGRES_URL ?? env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: env.BENCH_REDIS_URL ?? env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -65,34 +85,79 @@ function section(title: string): void {
   console.log(`\n== ${title}`);
 }
 
-async function run(
-  name: string,
-  child: Child,
-  spec: LoadSpec,
-  parties: Parties,
-  note?: () => string | undefined,
-) {
-  process.stdout.write(`   ${name} ... `);
+/** Our server's cases: the meta of a case named `name` in the group `group`. */
+const ours = (name: string, group: string, flow: Flow): CaseMeta => ({
+  name,
+  group,
+  flow,
+  server: 'gatehouse',
+});
+
+interface RunExtra {
+  /** Said beside the figures; asked after the run, so it can tell whether prepared items ran out. */
+  note?: () => string | undefined;
+  /** Peer cases: what the peer should answer to every request; anything else is noted. */
+  expect?: keyof Outcomes;
+}
+
+async function run(meta: CaseMeta, child: Child, spec: LoadSpec, parties: Parties, extra: RunExtra = {}) {
+  process.stdout.write(`   ${meta.name} ... `);
+  if (extra.expect) await child.call<Outcomes>({ type: 'outcomes' }); // counts from the warm-up go
   const m = await measure(child, spec, { ...load, profile: options.profile, parties });
-  const extra = note?.();
-  results.push({ name, m, ...(extra ? { note: extra } : {}) });
-  if (m.profile) profiles.push({ name, summary: m.profile });
+  const outcomes = extra.expect ? await child.call<Outcomes>({ type: 'outcomes' }) : undefined;
+  const notes = [extra.note?.()];
+  if (outcomes) {
+    const unexpected = extra.expect === 'accepted' ? outcomes.rejected : outcomes.accepted;
+    notes.push(
+      `${unexpected ? '!!! ' : ''}peer: ${outcomes.accepted} accepted, ${outcomes.rejected} rejected`,
+    );
+  }
+  const note = notes.filter(Boolean).join('; ');
+  results.push({ ...meta, m, ...(note ? { note } : {}), ...(outcomes ? { outcomes } : {}) });
+  if (m.profile) profiles.push({ name: meta.name, summary: m.profile });
   const busy = m.cpu.machineBusy === null ? '' : `, machine ${Math.round(m.cpu.machineBusy * 100)}% busy`;
-  console.log(`${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms${busy}`);
+  const rss = m.rss.peakMiB === null ? '' : `, peak RSS ${Math.round(m.rss.peakMiB)} MiB`;
+  console.log(`${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms${busy}${rss}`);
   return m;
 }
 
-/** Endless round-robin over `tokens`, as validate bodies. */
-function cycle(tokens: string[]): () => string {
+/** Endless round-robin over `items`, each made a body by `body`. */
+function cycle(items: string[], body: (item: string) => string): () => string {
   let i = 0;
-  return () => JSON.stringify({ pass_token: tokens[i++ % tokens.length] });
+  return () => body(items[i++ % items.length]!);
 }
 
-/** The API on one database: validate with used tokens, with fresh tokens, then issue. */
+/** Each of `items` sent once, in order (the last one again once they run out, which the note then says). */
+function oneEach(items: string[], body: (item: string) => string, what: string) {
+  let next = 0;
+  return {
+    body: () => body(items[Math.min(next++, items.length - 1)]!),
+    used: () => Math.min(next, items.length),
+    ranOut: () => next > items.length,
+    note: () => (next > items.length ? `${what} ran out after ${items.length}` : undefined),
+  };
+}
+
+/** Times `task` and prints how long it took after `what`. */
+async function timed<T>(what: string, task: () => Promise<T>): Promise<T> {
+  process.stdout.write(`   ${what} ... `);
+  const started = performance.now();
+  const value = await task();
+  console.log(`${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return value;
+}
+
+const tokenBody = (token: string) => JSON.stringify({ pass_token: token });
+
 /** A baseline from koa-child.ts, sent the same requests as validate (body of a token's size). */
-async function baselineCase(name: string, childEnv: Record<string, string>, parties: Parties): Promise<void> {
+async function baselineCase(
+  name: string,
+  group: string,
+  childEnv: Record<string, string>,
+  parties: Parties,
+): Promise<void> {
   const koa = await Child.start('./koa-child.ts', childEnv);
-  const body = JSON.stringify({ pass_token: `pt_${randomBytes(96).toString('base64url')}` });
+  const body = tokenBody(`pt_${randomBytes(96).toString('base64url')}`);
   try {
     const spec = {
       path: '/v1/validate',
@@ -100,7 +165,7 @@ async function baselineCase(name: string, childEnv: Record<string, string>, part
       body: () => body,
     };
     await warmUp(koa, spec, warm);
-    await run(name, koa, spec, parties);
+    await run({ name, group, flow: 'baseline', server: 'koa' }, koa, spec, parties);
   } finally {
     await koa.stop();
   }
@@ -111,6 +176,75 @@ function selected(label: string): boolean {
   return label.toLowerCase().includes(options.only);
 }
 
+/**
+ * A case that uses each prepared item once (fresh tokens, payloads, solved challenges): enough for the case
+ * at twice `rate` (an estimate: the used-token rate, the warm-up's); a run that runs out is redone once with
+ * enough for three times the rate it reached.
+ */
+async function freshCase(
+  meta: CaseMeta,
+  child: Child,
+  parties: Parties,
+  fresh: {
+    rate: number;
+    what: string;
+    prepare: (count: number) => Promise<string[]>;
+    path: string;
+    headers: Record<string, string>;
+    body: (item: string) => string;
+    note?: string;
+    expect?: keyof Outcomes;
+  },
+): Promise<void> {
+  let count = Math.ceil(Math.max(fresh.rate, 500) * options.durationSeconds * 2) + 1000;
+  for (let attempt = 1; ; attempt++) {
+    const items = await timed(`preparing ${count} ${fresh.what}`, () => fresh.prepare(count));
+    const sent = oneEach(items, fresh.body, fresh.what);
+    const spec = { path: fresh.path, headers: fresh.headers, body: sent.body };
+    const m = await run(meta, child, spec, parties, {
+      note: () => [fresh.note, sent.note()].filter(Boolean).join('; ') || undefined,
+      ...(fresh.expect ? { expect: fresh.expect } : {}),
+    });
+    if (!sent.ranOut() || attempt === 2) break;
+    results.pop(); // the rerun replaces it
+    if (options.profile) profiles.pop();
+    count = Math.ceil(m.reqPerSec * options.durationSeconds * 3) + 1000;
+  }
+}
+
+/**
+ * Submission of fresh solved challenges: a warm-up on a batch of its own, sized from the init rate, whose
+ * consumption then sizes the measured run's batch (redemption is slower than creation, often much).
+ */
+async function submitCase(
+  meta: CaseMeta,
+  child: Child,
+  parties: Parties,
+  submit: {
+    initRate: number;
+    what: string;
+    prepare: (count: number) => Promise<string[]>;
+    path: string;
+    headers: Record<string, string>;
+    note: string;
+    expect?: keyof Outcomes;
+  },
+): Promise<void> {
+  const identity = (b: string) => b;
+  let rate = submit.initRate;
+  if (options.warmupSeconds > 0) {
+    const count = Math.ceil(Math.max(submit.initRate, 200) * options.warmupSeconds * 1.5);
+    const batch = await timed(`preparing ${count} ${submit.what} for the warm-up`, () =>
+      submit.prepare(count),
+    );
+    const sent = oneEach(batch, identity, submit.what);
+    await warmUp(child, { path: submit.path, headers: submit.headers, body: sent.body }, warm);
+    if (!sent.ranOut()) rate = sent.used() / options.warmupSeconds;
+  }
+  await freshCase(meta, child, parties, { ...submit, rate, body: identity });
+}
+
+/** The API on one database: validate with used tokens, with fresh tokens, then issue, init and submit. */
 async function apiCases(label: string, apiEnv: Record<string, string>, parties: Parties): Promise<void> {
   if (!selected(label)) return;
   section(`API on ${label}`);
@@ -120,31 +254,23 @@ async function apiCases(label: string, apiEnv: Record<string, string>, parties: 
     const headers = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
 
     const used = await api.call<string[]>({ type: 'mint', appId: app.appId, count: 500, consume: true });
-    const usedSpec = { path: '/v1/validate', headers, body: cycle(used) };
+    const usedSpec = { path: '/v1/validate', headers, body: cycle(used, tokenBody) };
     await warmUp(api, usedSpec, warm);
-    const usedRun = await run(`validate, used token (${label})`, api, usedSpec, parties);
+    const usedRun = await run(
+      ours(`validate, used token (${label})`, label, 'validate'),
+      api,
+      usedSpec,
+      parties,
+    );
 
-    // Fresh tokens: enough for the case at twice the used-token rate; a run that runs out is redone once.
-    let count = Math.ceil(Math.max(usedRun.reqPerSec, 500) * options.durationSeconds * 2) + 1000;
-    for (let attempt = 1; ; attempt++) {
-      process.stdout.write(`   minting ${count} pass tokens ... `);
-      const started = performance.now();
-      const fresh = await api.call<string[]>({ type: 'mint', appId: app.appId, count, consume: false });
-      console.log(`${((performance.now() - started) / 1000).toFixed(1)} s`);
-      let next = 0;
-      const spec = {
-        path: '/v1/validate',
-        headers,
-        body: () => JSON.stringify({ pass_token: fresh[Math.min(next++, fresh.length - 1)] }),
-      };
-      const m = await run(`validate, fresh token (${label})`, api, spec, parties, () =>
-        next > fresh.length ? `tokens ran out after ${fresh.length}` : undefined,
-      );
-      if (next <= fresh.length || attempt === 2) break;
-      results.pop(); // the rerun replaces it
-      if (options.profile) profiles.pop();
-      count = Math.ceil(m.reqPerSec * options.durationSeconds * 3) + 1000;
-    }
+    await freshCase(ours(`validate, fresh token (${label})`, label, 'validate'), api, parties, {
+      rate: usedRun.reqPerSec,
+      what: 'pass tokens',
+      prepare: (count) => api.call<string[]>({ type: 'mint', appId: app.appId, count, consume: false }),
+      path: '/v1/validate',
+      headers,
+      body: tokenBody,
+    });
 
     await issueCase(label, api, headers, parties);
     await challengeCases(label, api, parties);
@@ -160,7 +286,7 @@ async function issueCase(label: string, api: Child, warmHeaders: Record<string, 
   const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
   const headers = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
   await run(
-    `issue, enterprise plan (${label})`,
+    ours(`issue, enterprise plan (${label})`, label, 'issue'),
     api,
     { path: '/v1/server/challenge/issue', headers, body },
     parties,
@@ -170,7 +296,8 @@ async function issueCase(label: string, api: Child, warmHeaders: Record<string, 
 /**
  * The end-user half: initialization (invisible tier: quota count, risk score, puzzle, seal; and the slide
  * tier, which draws an image too) and submission of solved challenges (open, attempt row, proof-of-work
- * check, mark solved, mint). Submissions need fresh solved challenges, prepared in the API process first.
+ * check, mark solved, mint). Submissions need fresh solved challenges, prepared in the API process first;
+ * the warm-up gets its own.
  */
 async function challengeCases(label: string, api: Child, parties: Parties) {
   const signals = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
@@ -179,27 +306,63 @@ async function challengeCases(label: string, api: Child, parties: Parties) {
     const body = JSON.stringify({ app_key: app.appKey, action: 'login', signals });
     const spec = { path: '/v1/challenge/init', headers: {}, body: () => body };
     await warmUp(api, spec, warm);
-    const m = await run(
-      `challenge init, ${tier === 'slide' ? 'slide tier' : 'invisible tier'} (${label})`,
-      api,
-      spec,
-      parties,
-    );
+    const name = `challenge init, ${tier === 'slide' ? 'slide tier' : 'invisible tier'} (${label})`;
+    const m = await run(ours(name, label, 'init'), api, spec, parties, {
+      note: () => (tier === 'slide' ? undefined : 'test-mode app'),
+    });
     if (tier !== 'invisible-test-mode') continue;
-    const count = Math.ceil(Math.max(m.reqPerSec, 200) * options.durationSeconds * 1.5) + 500;
-    process.stdout.write(`   solving ${count} challenges ... `);
-    const started = performance.now();
-    const solved = await api.call<string[]>({ type: 'solved-challenges', appKey: app.appKey, count });
-    console.log(`${((performance.now() - started) / 1000).toFixed(1)} s`);
-    let next = 0;
-    await run(
-      `challenge submit, invisible tier (${label})`,
-      api,
-      { path: '/v1/challenge/submit', headers: {}, body: () => solved[Math.min(next++, solved.length - 1)]! },
-      parties,
-      () => (next > solved.length ? `challenges ran out after ${solved.length}` : undefined),
-    );
+    await submitCase(ours(`challenge submit, invisible tier (${label})`, label, 'submit'), api, parties, {
+      initRate: m.reqPerSec,
+      what: 'solved challenges',
+      prepare: async (count) =>
+        (await api.call<SolvedChallenges>({ type: 'solved-challenges', appKey: app.appKey, count })).bodies,
+      path: '/v1/challenge/submit',
+      headers: {},
+      note: 'test-mode app: a one-hash puzzle (Argon2id, 8 KiB) any nonce solves',
+    });
+    if (options.peers && label === 'PostgreSQL') await realPuzzleCase(label, api, parties);
   }
+}
+
+/**
+ * Submission at our real default difficulty: an app that is not in test mode, challenges initialized as a
+ * desktop Chrome would, so each carries the puzzle the default policy sets for an ordinary visitor (scrypt,
+ * 4 MiB, several sub-puzzles), solved for real. The API offers no way to keep the algorithm, the memory and
+ * the number of sub-puzzles while easing the target (the score alone chooses the puzzle), so the bench
+ * solves them at the real target: about 8 times the work of verifying them. A first batch measures the
+ * solving rate, which gives a bound on the verifying rate and so how many the measured run can use.
+ */
+async function realPuzzleCase(label: string, api: Child, parties: Parties) {
+  const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge: 'invisible' });
+  const solve = (count: number) =>
+    api.call<SolvedChallenges>({ type: 'solved-challenges', appKey: app.appKey, count, browser: true });
+  const started = performance.now();
+  const first = await timed('solving 8 challenges at the default difficulty', () => solve(8));
+  const pow = first.pow!;
+  const solvedPerSecond = 8 / ((performance.now() - started) / 1000);
+  const hashesPerSubPuzzle = 2 ** 32 / pow.target;
+  // Verifying one costs pow.count hashes, solving it pow.count × hashesPerSubPuzzle on average.
+  const bound = solvedPerSecond * hashesPerSubPuzzle;
+  // Twice the bound: 8 challenges only estimate the solving rate (±15% or so), and the run must not run out.
+  const more = Math.ceil(bound * options.durationSeconds * 2);
+  const rest = await timed(`solving ${more} more`, () => solve(more));
+  const sent = oneEach([...first.bodies, ...rest.bodies], (b) => b, 'challenges');
+  await run(
+    ours(`challenge submit, invisible tier, real puzzle (${label})`, label, 'submit'),
+    api,
+    { path: '/v1/challenge/submit', headers: {}, body: sent.body },
+    parties,
+    {
+      note: () =>
+        [
+          `default policy, desktop Chrome: ${pow.algorithm} ${pow.memoryKiB / 1024} MiB, ${pow.count} sub-puzzles ` +
+            `× ${Math.round(hashesPerSubPuzzle)} hashes to solve, ${pow.count} hashes to verify`,
+          sent.note(),
+        ]
+          .filter(Boolean)
+          .join('; '),
+    },
+  );
 }
 
 /** Only the issue case, with the limiter's buckets in Redis. */
@@ -215,6 +378,99 @@ async function redisIssueCase(
     await issueCase(label, api, { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret }, parties);
   } finally {
     await api.stop();
+  }
+}
+
+/**
+ * The peers (peer-child.ts) on the same PostgreSQL, each flow beside ours: Cap's challenge, redemption and
+ * token validation; ALTCHA's challenge and the integrator's check of its payload (ALTCHA has no submit).
+ */
+async function peerCases(label: string, childEnv: Record<string, string>, parties: Parties): Promise<void> {
+  section(`Peers on ${label}: Cap (@cap.js/server 4.0.5), ALTCHA (altcha-lib 2.8.0)`);
+  const peers = await Child.start('./peer-child.ts', childEnv);
+  const meta = (name: string, flow: Flow, server: Server): CaseMeta => ({ name, group: label, flow, server });
+  const json = { 'content-type': 'application/json' };
+  try {
+    const capInit = { path: '/cap/challenge', headers: {}, body: () => '{}' };
+    await warmUp(peers, capInit, warm);
+    const capInitRun = await run(meta('challenge init (Cap)', 'init', 'cap'), peers, capInit, parties, {
+      note: () => "createChallenge at Cap's defaults (c=50, s=32, d=4): random token, one INSERT",
+    });
+
+    const altchaInit = { path: '/altcha/challenge', headers: {}, body: () => '{}' };
+    await warmUp(peers, altchaInit, warm);
+    await run(meta('challenge init (ALTCHA)', 'init', 'altcha'), peers, altchaInit, parties, {
+      note: () =>
+        'createChallenge as its README: one PBKDF2-SHA-256 × 5000 (the known counter), two HMACs, no storage',
+    });
+
+    await submitCase(meta('challenge submit (Cap)', 'submit', 'cap'), peers, parties, {
+      initRate: capInitRun.reqPerSec,
+      what: 'Cap challenges (difficulty 1)',
+      prepare: (count) => peers.call<string[]>({ type: 'cap-solved', count }),
+      path: '/cap/redeem',
+      headers: json,
+      note:
+        'redeemChallenge: claim the challenge, 50 SHA-256, INSERT a token; prepared at d=1, not 4 ' +
+        '(same c and s: the same 50 hashes to verify)',
+      expect: 'accepted',
+    });
+    results.push({
+      ...meta('challenge submit (ALTCHA)', 'submit', 'altcha'),
+      skipped:
+        'not applicable: ALTCHA has no submit step, the payload goes with the form to the integrator (validate)',
+    });
+
+    const capBody = (token: string) => JSON.stringify({ token });
+    const capUsed = await peers.call<string[]>({ type: 'cap-tokens', count: 500, consume: true });
+    const capUsedSpec = { path: '/cap/validate', headers: json, body: cycle(capUsed, capBody) };
+    await warmUp(peers, capUsedSpec, warm);
+    const capUsedRun = await run(
+      meta('validate, used token (Cap)', 'validate', 'cap'),
+      peers,
+      capUsedSpec,
+      parties,
+      {
+        expect: 'rejected',
+        note: () => 'validateToken: one SHA-256, its row already claimed',
+      },
+    );
+    await freshCase(meta('validate, fresh token (Cap)', 'validate', 'cap'), peers, parties, {
+      rate: capUsedRun.reqPerSec,
+      what: 'Cap tokens',
+      prepare: (n) => peers.call<string[]>({ type: 'cap-tokens', count: n, consume: false }),
+      path: '/cap/validate',
+      headers: json,
+      body: capBody,
+      note: 'validateToken: one SHA-256, claim its row (DELETE … RETURNING); no app authentication',
+      expect: 'accepted',
+    });
+
+    const altchaBody = (payload: string) => JSON.stringify({ altcha: payload });
+    const replayed = await peers.call<string[]>({ type: 'altcha-payloads', count: 500, consume: true });
+    const replaySpec = { path: '/altcha/verify', headers: json, body: cycle(replayed, altchaBody) };
+    await warmUp(peers, replaySpec, warm);
+    const replayRun = await run(
+      meta('validate, replayed payload (ALTCHA)', 'validate', 'altcha'),
+      peers,
+      replaySpec,
+      parties,
+      { expect: 'rejected', note: () => 'verifySolution passes, the INSERT finds its signature' },
+    );
+    await freshCase(meta('validate, fresh payload (ALTCHA)', 'validate', 'altcha'), peers, parties, {
+      rate: replayRun.reqPerSec,
+      what: 'ALTCHA payloads',
+      prepare: (n) => peers.call<string[]>({ type: 'altcha-payloads', count: n, consume: false }),
+      path: '/altcha/verify',
+      headers: json,
+      body: altchaBody,
+      note:
+        "integrator's check: verifySolution (two HMACs; the key signature spares PBKDF2), INSERT of the " +
+        'signature ON CONFLICT DO NOTHING; no app authentication',
+      expect: 'accepted',
+    });
+  } finally {
+    await peers.stop();
   }
 }
 
@@ -284,11 +540,11 @@ async function main(): Promise<void> {
   const base = { LOG_LEVEL: options.logLevel, DATA_DIR: scratch };
   console.log(
     `Gatehouse bench: ${options.durationSeconds} s per case, ${options.connections} connections, ` +
-      `${options.warmupSeconds} s warm-up${options.profile ? ', profiling' : ''}`,
+      `${options.warmupSeconds} s warm-up${options.profile ? ', profiling' : ''}${options.peers ? ', peers' : ''}`,
   );
 
   section('bare Koa (baseline)');
-  await baselineCase('bare Koa, JSON answer', {}, {});
+  await baselineCase('bare Koa, JSON answer', 'bare Koa', {}, {});
 
   await apiCases('PGlite', { ...base, PGLITE_DIR: join(scratch, 'pgdata') }, {});
 
@@ -312,11 +568,15 @@ async function main(): Promise<void> {
         section('bare Koa + one postgres.js UPDATE (the floor for a validation)');
         await baselineCase(
           'bare Koa + postgres.js UPDATE (PostgreSQL)',
+          'PostgreSQL',
           { DATABASE_URL: url.toString() },
           { postgresDatabase: name },
         );
       }
       await apiCases('PostgreSQL', { ...base, DATABASE_URL: url.toString() }, { postgresDatabase: name });
+      if (options.peers && selected('PostgreSQL')) {
+        await peerCases('PostgreSQL', { DATABASE_URL: url.toString() }, { postgresDatabase: name });
+      }
       if (await redisReachable(options.redisUrl)) {
         await redisIssueCase(
           'PostgreSQL + Redis limiter',
@@ -325,8 +585,9 @@ async function main(): Promise<void> {
         );
       } else {
         console.warn(`\n!!! Redis not reachable at ${options.redisUrl}: the Redis limiter case is skipped`);
+        const label = 'PostgreSQL + Redis limiter';
         results.push({
-          name: 'issue, enterprise plan (PostgreSQL + Redis limiter)',
+          ...ours(`issue, enterprise plan (${label})`, label, 'issue'),
           skipped: 'Redis not reachable',
         });
       }
@@ -335,68 +596,79 @@ async function main(): Promise<void> {
     }
   } else if (wantPostgres) {
     console.warn(`\n!!! PostgreSQL not reachable at ${options.postgresUrl}: its cases are skipped`);
-    for (const name of ['validate, used token', 'validate, fresh token', 'issue, enterprise plan']) {
-      results.push({ name: `${name} (PostgreSQL)`, skipped: 'PostgreSQL not reachable' });
-    }
+    const skipped = [
+      ours('validate, used token (PostgreSQL)', 'PostgreSQL', 'validate'),
+      ours('validate, fresh token (PostgreSQL)', 'PostgreSQL', 'validate'),
+      ours('issue, enterprise plan (PostgreSQL)', 'PostgreSQL', 'issue'),
+    ];
+    for (const meta of skipped) results.push({ ...meta, skipped: 'PostgreSQL not reachable' });
   }
   rmSync(scratch, { recursive: true, force: true });
 
-  const baseline = results[0]?.m?.reqPerSec;
-  const table = rows(results, availableParallelism());
+  // With the peers, each flow's rows together (ours first); without, the order the cases ran in, as before.
+  const shown = options.peers ? byFlow(results) : results;
+  const koaResult = results.find((r) => r.group === 'bare Koa')?.m;
+  const table = rows(shown, availableParallelism());
   printTable(table);
-  const target = results.find((r) => r.name === 'validate, fresh token (PostgreSQL)')?.m;
-  const koaResult = results[0]?.m;
-  let verdict =
-    'Aim: validate on PostgreSQL at no less than half of bare Koa: not measured (PostgreSQL absent).';
-  if (target && koaResult && baseline) {
-    const ratio = target.reqPerSec / baseline;
-    const top = ceiling(target, availableParallelism());
-    const koaTop = ceiling(koaResult, availableParallelism());
-    verdict =
-      `Aim: validate on PostgreSQL at no less than ${TARGET_RATIO} × bare Koa's throughput. Measured ` +
-      `${ratio.toFixed(2)} ×: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}` +
-      (top && koaTop ? ` (CPU ceilings: ${(top / koaTop).toFixed(2)} ×).` : '.');
-    const floor = results.find((r) => r.name === 'bare Koa + postgres.js UPDATE (PostgreSQL)')?.m;
-    if (floor) {
-      verdict +=
-        ` Against bare Koa making the same one UPDATE with postgres.js: ` +
-        `${(target.reqPerSec / floor.reqPerSec).toFixed(2)} × its throughput, ` +
-        `${Math.round(target.cpu.server ?? 0)} vs ${Math.round(floor.cpu.server ?? 0)} µs of server CPU per request.`;
-    }
-  }
+  const verdict = verdictText(koaResult);
   console.log(`\n${verdict}`);
   const profileSummary = profileText();
   if (profileSummary) console.log(`\n${profileSummary}`);
 
-  if (options.write) {
-    const args = process.argv.slice(2);
-    const command =
+  const args = process.argv.slice(2);
+  const info: RunInfo = {
+    command:
       env.npm_lifecycle_event === 'bench'
         ? `npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}`
-        : `node api/bench/run.ts ${args.join(' ')}`.trim();
-    const block = describeRun(
-      {
-        command,
-        date,
-        machine:
-          `nproc ${availableParallelism()}, ${cpuModel()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
-          `Linux ${release()}, load average ${loadBefore} before the run and ${loadavg()
-            .map((l) => l.toFixed(2))
-            .join(' ')} after (other work on the machine competes)`,
-        node: `Node ${process.version}`,
-        postgres: pgInfo ? `${pgInfo}, on the same machine` : 'not reachable',
-        settings:
-          `${options.durationSeconds} s per case after ${options.warmupSeconds} s warm-up, ${options.connections} connections, ` +
-          `autocannon 9 in the bench process, each server in its own child process, API LOG_LEVEL=${options.logLevel} ` +
-          `(to /dev/null), DB_POOL_MAX 10, PGlite on disk in a temporary folder${options.profile ? ', profiler on for the profiled runs' : ''}`,
-      },
-      table,
-      verdict,
-      profileSummary,
-    );
-    writeDocs(DOCS, block);
+        : `node api/bench/run.ts ${args.join(' ')}`.trim(),
+    date,
+    machine:
+      `nproc ${availableParallelism()}, ${cpuModel()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
+      `Linux ${release()}, load average ${loadBefore} before the run and ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} after (other work on the machine competes)`,
+    node: `Node ${process.version}`,
+    postgres: pgInfo ? `${pgInfo}, on the same machine` : 'not reachable',
+    settings:
+      `${options.durationSeconds} s per case after ${options.warmupSeconds} s warm-up, ${options.connections} connections, ` +
+      `autocannon 9 in the bench process, each server in its own child process, API LOG_LEVEL=${options.logLevel} ` +
+      `(to /dev/null), DB_POOL_MAX 10, PGlite on disk in a temporary folder` +
+      (options.peers ? ', peers in one child process with a postgres.js pool of 10' : '') +
+      (options.profile ? ', profiler on for the profiled runs' : ''),
+  };
+  if (options.json) {
+    const { durationSeconds, connections, warmupSeconds, profile, peers, only, write } = options;
+    const settings = { durationSeconds, connections, warmupSeconds, profile, peers, only, write };
+    writeJson(options.json, { ...info, options: settings }, shown, verdict);
+    console.log(`\nwrote ${resolve(options.json)}`);
+  }
+  if (options.write) {
+    writeDocs(DOCS, describeRun(info, table, verdict, profileSummary));
     console.log(`\nwrote ${DOCS}`);
   }
+}
+
+/** The aim: our validate on PostgreSQL against bare Koa, and against Koa making the same one UPDATE. */
+function verdictText(koaResult: Measurement | undefined): string {
+  const target = results.find((r) => r.name === 'validate, fresh token (PostgreSQL)')?.m;
+  if (!target || !koaResult) {
+    return 'Aim: validate on PostgreSQL at no less than half of bare Koa: not measured (PostgreSQL absent).';
+  }
+  const ratio = target.reqPerSec / koaResult.reqPerSec;
+  const top = ceiling(target, availableParallelism());
+  const koaTop = ceiling(koaResult, availableParallelism());
+  let verdict =
+    `Aim: validate on PostgreSQL at no less than ${TARGET_RATIO} × bare Koa's throughput. Measured ` +
+    `${ratio.toFixed(2)} ×: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}` +
+    (top && koaTop ? ` (CPU ceilings: ${(top / koaTop).toFixed(2)} ×).` : '.');
+  const floor = results.find((r) => r.name === 'bare Koa + postgres.js UPDATE (PostgreSQL)')?.m;
+  if (floor) {
+    verdict +=
+      ` Against bare Koa making the same one UPDATE with postgres.js: ` +
+      `${(target.reqPerSec / floor.reqPerSec).toFixed(2)} × its throughput, ` +
+      `${Math.round(target.cpu.server ?? 0)} vs ${Math.round(floor.cpu.server ?? 0)} µs of server CPU per request.`;
+  }
+  return verdict;
 }
 
 await main();
