@@ -22,6 +22,26 @@ export interface Caption {
 }
 
 const FONT = 'Helvetica, Arial, sans-serif';
+const FORMAT = ',.4~r';
+
+/**
+ * The value axis. Bars grow from zero, which a log scale does not have: there they grow from the power of
+ * ten at or below the smallest value, and the scale starts there.
+ */
+function valueAxis(values: number[], unit: string, log: boolean | undefined) {
+  if (!log)
+    return { x: { field: 'value', type: 'quantitative' as const, title: unit, scale: { zero: true } } };
+  const floor = 10 ** Math.floor(Math.log10(Math.min(...values.filter((v) => v > 0), 1)));
+  return {
+    x: {
+      field: 'value',
+      type: 'quantitative' as const,
+      title: unit,
+      scale: { type: 'log' as const, domainMin: floor },
+    },
+    x2: { datum: floor },
+  };
+}
 
 function header(c: Caption) {
   return {
@@ -38,8 +58,8 @@ function header(c: Caption) {
 const CONFIG = {
   font: FONT,
   view: { stroke: null },
-  axis: { labelFontSize: 11, titleFontSize: 11, labelLimit: 320 },
-  legend: { labelFontSize: 11, titleFontSize: 11, orient: 'bottom' as const },
+  axis: { labelFontSize: 11, titleFontSize: 11, labelLimit: 420 },
+  legend: { labelFontSize: 11, titleFontSize: 11, orient: 'bottom' as const, labelLimit: 320 },
 };
 
 /**
@@ -52,13 +72,16 @@ export function groupedBars(
   rows: { category: string; series: string; value: number }[],
   options: { unit: string; log?: boolean; width?: number; seriesOrder?: string[]; categoryOrder?: string[] },
 ): Chart {
-  const scale = options.log ? { type: 'log' as const } : { zero: true };
-  const format = options.log ? ',.3~s' : ',.4~r';
   const sort = options.seriesOrder ?? null;
   const y = { field: 'category', type: 'nominal' as const, title: null, sort: options.categoryOrder ?? null };
   const yOffset = { field: 'series', type: 'nominal' as const, sort };
   const data = rows.filter((r) => Number.isFinite(r.value) && (!options.log || r.value > 0));
   const series = new Set(data.map((r) => r.series)).size;
+  const axis = valueAxis(
+    data.map((r) => r.value),
+    options.unit,
+    options.log,
+  );
   const spec: TopLevelSpec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: header(caption),
@@ -71,17 +94,53 @@ export function groupedBars(
     layer: [
       {
         mark: { type: 'bar' },
+        encoding: { ...axis, color: { field: 'series', type: 'nominal', title: null, sort } },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
+        encoding: { x: axis.x, text: { field: 'value', type: 'quantitative', format: FORMAT } },
+      },
+    ],
+  };
+  return { name, title: caption.title, spec };
+}
+
+/**
+ * Horizontal bars, one per `label` in the given order, coloured by `group` (with a legend): for cases whose
+ * names already say what they are, compared across groups (servers).
+ */
+export function labelledBars(
+  name: string,
+  caption: Caption,
+  rows: { label: string; group: string; value: number }[],
+  options: { unit: string; log?: boolean; width?: number; groupOrder?: string[] },
+): Chart {
+  const data = rows.filter((r) => Number.isFinite(r.value) && (!options.log || r.value > 0));
+  const axis = valueAxis(
+    data.map((r) => r.value),
+    options.unit,
+    options.log,
+  );
+  const y = { field: 'label', type: 'nominal' as const, title: null, sort: data.map((r) => r.label) };
+  const spec: TopLevelSpec = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: header(caption),
+    config: CONFIG,
+    data: { values: data },
+    width: options.width ?? 480,
+    height: { step: 18 },
+    encoding: { y },
+    layer: [
+      {
+        mark: { type: 'bar' },
         encoding: {
-          x: { field: 'value', type: 'quantitative', title: options.unit, scale },
-          color: { field: 'series', type: 'nominal', title: null, sort },
+          ...axis,
+          color: { field: 'group', type: 'nominal', title: null, sort: options.groupOrder ?? null },
         },
       },
       {
         mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
-        encoding: {
-          x: { field: 'value', type: 'quantitative', scale },
-          text: { field: 'value', type: 'quantitative', format },
-        },
+        encoding: { x: axis.x, text: { field: 'value', type: 'quantitative', format: FORMAT } },
       },
     ],
   };

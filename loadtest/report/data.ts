@@ -25,8 +25,10 @@ export interface ApiMeasurement {
   requests: number;
   statuses: Record<string, number>;
   errors: number;
-  cpu: { server: number | null; postgres: number | null; redis: number | null; loadgen: number };
-  rss?: { beforeMiB: number; peakMiB: number; afterMiB: number };
+  /** Microseconds of CPU per request; null where /proc could not say. */
+  cpu: { server: number | null; postgres: number | null; redis: number | null; loadgen: number | null };
+  /** The server process's resident set, sampled every 100 ms. */
+  rss?: { beforeMiB: number | null; peakMiB: number | null; afterMiB: number | null };
 }
 
 export type Flow = 'baseline' | 'validate' | 'init' | 'submit' | 'issue';
@@ -38,12 +40,16 @@ export interface ApiCase {
   server: Server;
   note?: string;
   skipped?: string;
-  m?: ApiMeasurement;
+  /** Peer cases: how many answers said valid and invalid (the peers answer 200 either way). */
+  outcomes?: { accepted: number; rejected: number };
+  measurement?: ApiMeasurement;
 }
 
 export interface ApiBench {
   run: { command: string; date: string; machine: string; node: string; postgres: string; settings: string };
   cases: ApiCase[];
+  /** The aim's verdict as the bench states it (validate against half of bare Koa). */
+  verdict?: string;
 }
 
 export interface PowBench {

@@ -1,4 +1,4 @@
-import { type Caption, type Chart, groupedBars } from './charts.ts';
+import { type Caption, type Chart, groupedBars, labelledBars } from './charts.ts';
 import type {
   ApiBench,
   ApiCase,
@@ -29,13 +29,6 @@ const SERVER_NAMES: Record<Server, string> = {
   altcha: 'ALTCHA (altcha-lib)',
 };
 const SERVER_ORDER = Object.values(SERVER_NAMES);
-const FLOW_NAMES: Record<Flow, string> = {
-  baseline: 'baseline',
-  validate: 'validate (server to server, single use)',
-  init: 'challenge initialization',
-  submit: 'challenge submission',
-  issue: 'server-token issuance',
-};
 
 const num = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -68,98 +61,90 @@ function image(chart: Chart, imageDir: string): string {
 }
 
 function answers(c: ApiCase): string {
-  if (!c.m) return `skipped: ${c.skipped ?? 'not run'}`;
-  const parts = Object.entries(c.m.statuses).map(([code, count]) => `${code}×${count}`);
-  if (c.m.errors) parts.push(`errors×${c.m.errors}`);
+  if (!c.measurement) return `skipped: ${c.skipped ?? 'not run'}`;
+  const parts = Object.entries(c.measurement.statuses).map(([code, count]) => `${code}×${count}`);
+  if (c.measurement.errors) parts.push(`errors×${c.measurement.errors}`);
   return parts.join(' ');
 }
 
+/** Cases by flow (baseline, validate, init, submit, issue), then by server (bare Koa, ours, Cap, ALTCHA). */
+function sortedCases(cases: ApiCase[]): ApiCase[] {
+  const flows: Flow[] = ['baseline', 'validate', 'init', 'submit', 'issue'];
+  const servers = Object.keys(SERVER_NAMES);
+  return [...cases].sort(
+    (a, b) =>
+      flows.indexOf(a.flow) - flows.indexOf(b.flow) || servers.indexOf(a.server) - servers.indexOf(b.server),
+  );
+}
+
+/** A case's name without the database it ran on: every case of the report runs on PostgreSQL. */
+function label(c: ApiCase): string {
+  return c.name.replace(/ \(PostgreSQL\)$/, '');
+}
+
 function cpuPerRequest(c: ApiCase): number | null {
-  const cpu = c.m?.cpu;
+  const cpu = c.measurement?.cpu;
   if (!cpu || cpu.server === null) return null;
   return cpu.server + (cpu.postgres ?? 0) + (cpu.redis ?? 0);
 }
 
 function apiSection(step: Step<ApiBench>, machine: string, imageDir: string, charts: Chart[]): string[] {
   const { cases, run } = step.data!;
-  const koa = cases.find((c) => c.server === 'koa' && c.m)?.m;
+  const koa = cases.find((c) => c.server === 'koa' && c.measurement)?.measurement;
   const caption = (title: string): Caption => ({ title, command: step.command, machine });
-  const order: Flow[] = ['baseline', 'validate', 'init', 'submit', 'issue'];
-  const sorted = [...cases].sort((a, b) => order.indexOf(a.flow) - order.indexOf(b.flow));
+  const sorted = sortedCases(cases);
 
   const rows = sorted.map((c) => [
     c.name,
-    c.m ? num(c.m.reqPerSec) : '–',
-    c.m && koa ? `${num(c.m.reqPerSec / koa.reqPerSec, 2)}×` : '–',
-    c.m ? num(c.m.p50, 1) : '–',
-    c.m ? num(c.m.p99, 1) : '–',
-    c.m ? `${orDash(c.m.cpu.server)} · ${orDash(c.m.cpu.postgres)}` : '–',
-    orDash(c.m?.rss?.peakMiB),
+    c.measurement ? num(c.measurement.reqPerSec) : '–',
+    c.measurement && koa ? `${num(c.measurement.reqPerSec / koa.reqPerSec, 2)}×` : '–',
+    c.measurement ? num(c.measurement.p50, 1) : '–',
+    c.measurement ? num(c.measurement.p99, 1) : '–',
+    c.measurement ? `${orDash(c.measurement.cpu.server)} · ${orDash(c.measurement.cpu.postgres)}` : '–',
+    orDash(c.measurement?.rss?.peakMiB),
     answers(c) + (c.note ? ` (${c.note})` : ''),
   ]);
 
-  // Charts plot each implementation's main case per flow: the first measured case of that pair.
-  const main = new Map<string, ApiCase>();
-  for (const c of sorted) {
-    if (!c.m || c.flow === 'issue') continue;
-    const key = `${c.flow}/${c.server}/${c.flow === 'baseline' ? c.name : ''}`;
-    if (!main.has(key)) main.set(key, c);
-  }
-  const series = (c: ApiCase) => (c.flow === 'baseline' ? c.name : SERVER_NAMES[c.server]);
-  const flowOrder = order.filter((f) => f !== 'issue').map((f) => FLOW_NAMES[f]);
-  const throughput = groupedBars(
-    'api-throughput',
-    caption('Requests per second, one API process on PostgreSQL (higher is better)'),
-    [...main.values()].map((c) => ({
-      category: FLOW_NAMES[c.flow],
-      series: series(c),
-      value: c.m!.reqPerSec,
-    })),
-    {
-      unit: 'requests per second (log scale)',
-      log: true,
-      categoryOrder: flowOrder,
-      seriesOrder: SERVER_ORDER,
-    },
+  // The plots leave out replays (used tokens) and issuance: they compare the first-use path of each flow.
+  const plotted = sorted.filter(
+    (c) => c.measurement && c.flow !== 'issue' && !/\b(used|replayed)\b/.test(c.name),
   );
-  const cpu = groupedBars(
+  const bars = (value: (c: ApiCase) => number) =>
+    plotted.map((c) => ({ label: label(c), group: SERVER_NAMES[c.server], value: value(c) }));
+  const throughput = labelledBars(
+    'api-throughput',
+    caption('Requests per second, one server process on PostgreSQL (higher is better)'),
+    bars((c) => c.measurement!.reqPerSec),
+    { unit: 'requests per second (log scale)', log: true, groupOrder: SERVER_ORDER },
+  );
+  const cpu = labelledBars(
     'api-cpu',
-    caption('Server CPU per request: API process + PostgreSQL (lower is better)'),
-    [...main.values()].map((c) => ({
-      category: FLOW_NAMES[c.flow],
-      series: series(c),
-      value: cpuPerRequest(c) ?? Number.NaN,
-    })),
-    {
-      unit: 'µs of CPU per request (log scale)',
-      log: true,
-      categoryOrder: flowOrder,
-      seriesOrder: SERVER_ORDER,
-    },
+    caption('CPU per request: server process + PostgreSQL (lower is better)'),
+    bars((c) => cpuPerRequest(c) ?? Number.NaN),
+    { unit: 'µs of CPU per request (log scale)', log: true, groupOrder: SERVER_ORDER },
   );
   const latency = groupedBars(
     'api-latency',
     caption('Latency under load, p50 and p99 (lower is better)'),
-    [...main.values()].flatMap((c) => [
-      { category: `${FLOW_NAMES[c.flow]}: ${series(c)}`, series: 'p50', value: Math.max(c.m!.p50, 0.1) },
-      { category: `${FLOW_NAMES[c.flow]}: ${series(c)}`, series: 'p99', value: Math.max(c.m!.p99, 0.1) },
+    plotted.flatMap((c) => [
+      { category: label(c), series: 'p50', value: Math.max(c.measurement!.p50, 0.1) },
+      { category: label(c), series: 'p99', value: Math.max(c.measurement!.p99, 0.1) },
     ]),
     { unit: 'milliseconds (log scale; 0 shown as 0.1)', log: true, seriesOrder: ['p50', 'p99'] },
   );
   charts.push(throughput, cpu, latency);
 
-  const gatehouse = (flow: Flow) => cases.find((c) => c.server === 'gatehouse' && c.flow === flow && c.m);
-  const peer = (server: Server, flow: Flow) =>
-    cases.find((c) => c.server === server && c.flow === flow && c.m);
+  // Each of our first-use cases against bare Koa and against each peer's first-use case of the same flow.
+  const koaCase = plotted.find((c) => c.server === 'koa');
   const ratios: string[] = [];
-  for (const flow of ['validate', 'init', 'submit'] as const) {
-    const ours = gatehouse(flow);
-    if (!ours) continue;
-    const parts = [`${FLOW_NAMES[flow]}: Gatehouse ${num(ours.m!.reqPerSec)} req/s`];
-    if (koa) parts.push(`${num(ours.m!.reqPerSec / koa.reqPerSec, 2)}× bare Koa`);
-    for (const server of ['cap', 'altcha'] as const) {
-      const theirs = peer(server, flow);
-      if (theirs) parts.push(`${num(ours.m!.reqPerSec / theirs.m!.reqPerSec, 2)}× ${SERVER_NAMES[server]}`);
+  for (const ours of plotted.filter((c) => c.server === 'gatehouse')) {
+    const rate = ours.measurement!.reqPerSec;
+    const parts = [`${label(ours)}: ${num(rate)} req/s`];
+    if (koaCase) parts.push(`${num(rate / koaCase.measurement!.reqPerSec, 2)}× ${label(koaCase)}`);
+    for (const theirs of plotted.filter(
+      (c) => c.flow === ours.flow && (c.server === 'cap' || c.server === 'altcha'),
+    )) {
+      parts.push(`${num(rate / theirs.measurement!.reqPerSec, 2)}× ${label(theirs)}`);
     }
     ratios.push(`- ${parts.join(', ')}.`);
   }
@@ -178,6 +163,7 @@ function apiSection(step: Step<ApiBench>, machine: string, imageDir: string, cha
     '',
     ...ratios,
     '',
+    ...(step.data!.verdict ? [step.data!.verdict, ''] : []),
     image(throughput, imageDir),
     '',
     image(cpu, imageDir),
@@ -208,20 +194,19 @@ function memorySection(
   charts: Chart[],
 ): string[] {
   const out = ['### Memory under load', ''];
-  const measured = api?.data?.cases.filter((c) => c.m?.rss) ?? [];
+  const measured = sortedCases(api?.data?.cases ?? []).filter(
+    (c) => typeof c.measurement?.rss?.peakMiB === 'number',
+  );
   if (api && measured.length > 0) {
-    const chart = groupedBars(
+    const chart = labelledBars(
       'memory',
       { title: 'Peak resident memory of the server process during each case', command: api.command, machine },
       measured.map((c) => ({
-        category: FLOW_NAMES[c.flow],
-        series:
-          c.flow === 'baseline'
-            ? c.name
-            : `${SERVER_NAMES[c.server]}: ${c.name.replace(/ \(PostgreSQL\)$/, '')}`,
-        value: c.m!.rss!.peakMiB,
+        label: label(c),
+        group: SERVER_NAMES[c.server],
+        value: c.measurement!.rss!.peakMiB ?? Number.NaN,
       })),
-      { unit: 'MiB (RSS, sampled every 100 ms)', categoryOrder: Object.values(FLOW_NAMES) },
+      { unit: 'MiB (RSS, sampled every 100 ms)', groupOrder: SERVER_ORDER },
     );
     charts.push(chart);
     out.push(
@@ -234,9 +219,9 @@ function memorySection(
         ['case', 'before MiB', 'peak MiB', 'after MiB'],
         measured.map((c) => [
           c.name,
-          num(c.m!.rss!.beforeMiB),
-          num(c.m!.rss!.peakMiB),
-          num(c.m!.rss!.afterMiB),
+          orDash(c.measurement!.rss!.beforeMiB),
+          orDash(c.measurement!.rss!.peakMiB),
+          orDash(c.measurement!.rss!.afterMiB),
         ]),
       ),
       '',
@@ -271,7 +256,11 @@ function memorySection(
       ),
     );
   } else {
-    out.push(...notMeasured('Soak', soak).slice(2));
+    out.push(
+      soak
+        ? `Soak: **not measured**: ${soak.error ?? 'no data'}.`
+        : 'Soak: not run in this report (`--only`).',
+    );
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toSvg } from '../report/charts.ts';
-import type { ApiCase, ReportData, Step } from '../report/data.ts';
+import type { ApiCase, K6Summary, ReportData, Step } from '../report/data.ts';
 import { failedSteps, placeBlock, render } from '../report/render.ts';
 
 /** `npm run bench:report`'s rendering, from figures made up here: what the report says about a run. */
@@ -15,6 +15,7 @@ const machine = {
 };
 
 function step<T>(command: string, data?: T, error?: string): Step<T> {
+  // A step either has its data or says why not.
   return {
     command,
     started: '2026-11-21T10:00:00.000Z',
@@ -31,7 +32,7 @@ function apiCase(name: string, flow: ApiCase['flow'], server: ApiCase['server'],
     name,
     flow,
     server,
-    m: {
+    measurement: {
       reqPerSec,
       p50: 1000 / reqPerSec,
       p99: 10_000 / reqPerSec,
@@ -76,6 +77,7 @@ function data(overrides: Partial<ReportData['steps']> = {}): ReportData {
         cases: [
           apiCase('bare Koa, JSON answer', 'baseline', 'koa', 16_000),
           apiCase('validate, fresh token (PostgreSQL)', 'validate', 'gatehouse', 1_600),
+          apiCase('validate, used token (PostgreSQL)', 'validate', 'gatehouse', 900),
           apiCase('validate (Cap)', 'validate', 'cap', 800),
           apiCase('challenge init (ALTCHA)', 'init', 'altcha', 240),
           apiCase('challenge init, invisible tier (PostgreSQL)', 'init', 'gatehouse', 480),
@@ -134,12 +136,15 @@ describe('benchmark report', () => {
     expect(markdown).toContain(`Command: \`${API_COMMAND}\``);
     expect(markdown).toContain('load average 0.50 0.40 0.30 before, 1.50 0.60 0.40 after');
     // Gatehouse 1,600 req/s against Koa 16,000 and Cap 800: 0.10× and 2.00×.
-    expect(markdown).toMatch(
-      /validate \(server to server, single use\): Gatehouse 1,600 req\/s, 0\.10× bare Koa, 2\.00× Cap/,
+    expect(markdown).toContain(
+      '- validate, fresh token: 1,600 req/s, 0.10× bare Koa, JSON answer, 2.00× validate (Cap).',
     );
-    expect(markdown).toMatch(
-      /challenge initialization: Gatehouse 480 req\/s, 0\.03× bare Koa, 2\.00× ALTCHA/,
+    expect(markdown).toContain(
+      '- challenge init, invisible tier: 480 req/s, 0.03× bare Koa, JSON answer, 2.00× challenge init (ALTCHA).',
     );
+    // Replays are in the table, not in the first-use comparisons.
+    expect(markdown).toMatch(/\| validate, used token \(PostgreSQL\) +\| 900 /);
+    expect(markdown).not.toContain('- validate, used token');
     expect(markdown).toMatch(
       /\| scrypt N=4096 \(4MiB\) +\| 110 +\| 65\.0 +\| 175 \(libsodium\) +\| 1\.60× +\|/,
     );
@@ -182,7 +187,7 @@ describe('benchmark report', () => {
 
   it('says which steps were not measured, and why', () => {
     const report = data({
-      failoverAll: step('DRILL=all loadtest/run.sh failover --short', undefined, 'k6 not found'),
+      failoverAll: step<K6Summary>('DRILL=all loadtest/run.sh failover --short', undefined, 'k6 not found'),
     });
     const { markdown } = render(report, 'benchmarks');
     expect(markdown).toContain('every region: **not measured**: k6 not found.');
