@@ -289,13 +289,21 @@ function powSection(step: Step<PowBench>, machine: string, imageDir: string, cha
       seriesOrder: ['Chromium Web Worker', 'Node (hash-wasm)', 'native (best of C/Go/OpenSSL)'],
     },
   );
-  const solves = groupedBars(
+  // The project is the solver's first word: Cap, ALTCHA, Gatehouse.
+  const project = (id: string) => id.split(' ')[0] ?? id;
+  const solves = labelledBars(
     'pow-solves',
     caption("One solve of each project's default challenge in one Chromium Web Worker (lower is better)"),
-    data.peers.map((p) => ({ category: 'solve', series: p.id, value: p.medianMs / 1000 })),
+    data.peers.map((p) => ({ label: p.id, group: project(p.id), value: p.medianMs / 1000 })),
     { unit: 'CPU seconds, median (log scale)', log: true, width: 420 },
   );
-  charts.push(rates, solves);
+  const advantage = labelledBars(
+    'pow-native-advantage',
+    caption('How much faster native code solves the same challenge than Chromium does (lower is better)'),
+    data.peers.map((p) => ({ label: p.id, group: project(p.id), value: p.ratio })),
+    { unit: 'native attempts/s ÷ Chromium attempts per CPU-second (log scale)', log: true, width: 420 },
+  );
+  charts.push(rates, solves, advantage);
   return [
     '### Proof-of-work: Chromium beside native code and beside the peers’ solvers',
     '',
@@ -320,6 +328,8 @@ function powSection(step: Step<PowBench>, machine: string, imageDir: string, cha
     ),
     '',
     image(solves, imageDir),
+    '',
+    image(advantage, imageDir),
     '',
     table(
       ['solver', 'difficulty', 'expected attempts', 'CPU s, median', 'wall s, median', 'native ÷ Chromium'],

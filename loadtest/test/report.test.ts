@@ -163,6 +163,7 @@ describe('benchmark report', () => {
         'failover',
         'images',
         'memory',
+        'pow-native-advantage',
         'pow-rates',
         'pow-solves',
       ].sort(),
