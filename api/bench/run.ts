@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -500,17 +500,6 @@ async function redisReachable(url: string): Promise<boolean> {
   }
 }
 
-function cpuModel(): string {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('model name'));
-    return line?.split(':')[1]?.trim() ?? 'unknown CPU';
-  } catch {
-    return 'unknown CPU';
-  }
-}
-
 function profileText(): string {
   if (profiles.length === 0) return '';
   const parts = ['Profiles (API process, self time, sampled during the measured run):'];
@@ -623,7 +612,7 @@ async function main(): Promise<void> {
         : `node api/bench/run.ts ${args.join(' ')}`.trim(),
     date,
     machine:
-      `nproc ${availableParallelism()}, ${cpuModel()}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
+      `nproc ${availableParallelism()}, ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
       `Linux ${release()}, load average ${loadBefore} before the run and ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')} after (other work on the machine competes)`,

@@ -62,23 +62,22 @@ const CONFIG = {
   legend: { labelFontSize: 11, titleFontSize: 11, orient: 'bottom' as const, labelLimit: 320 },
 };
 
-/**
- * Horizontal grouped bars: one band per `category`, one bar per `series` inside it (colour and legend),
- * values labelled at the bar's end. `log` when values span orders of magnitude (throughput of bare Koa beside a slide image).
- */
-export function groupedBars(
+interface BarOptions {
+  unit: string;
+  /** When values span orders of magnitude (bare Koa's throughput beside a slide image's). */
+  log?: boolean;
+  width?: number;
+}
+
+/** Horizontal bars of `value`, coloured by `color`, labelled at their end; `encoding` places them on y. */
+function bars(
   name: string,
   caption: Caption,
-  rows: { category: string; series: string; value: number }[],
-  options: { unit: string; log?: boolean; width?: number; seriesOrder?: string[]; categoryOrder?: string[] },
+  data: Record<string, string | number>[],
+  options: BarOptions & { color: string; colorSort: string[] | null; rowHeight: number; encoding: object },
 ): Chart {
-  const sort = options.seriesOrder ?? null;
-  const y = { field: 'category', type: 'nominal' as const, title: null, sort: options.categoryOrder ?? null };
-  const yOffset = { field: 'series', type: 'nominal' as const, sort };
-  const data = rows.filter((r) => Number.isFinite(r.value) && (!options.log || r.value > 0));
-  const series = new Set(data.map((r) => r.series)).size;
   const axis = valueAxis(
-    data.map((r) => r.value),
+    data.map((r) => Number(r.value)),
     options.unit,
     options.log,
   );
@@ -88,13 +87,15 @@ export function groupedBars(
     config: CONFIG,
     data: { values: data },
     width: options.width ?? 480,
-    // Bars keep one height whatever the number of series: each category is as tall as its bars.
-    height: { step: Math.max(12, 14 * series) },
-    encoding: { y: { ...y, axis: { labelFontWeight: 'bold' } }, yOffset },
+    height: { step: options.rowHeight },
+    encoding: options.encoding,
     layer: [
       {
         mark: { type: 'bar' },
-        encoding: { ...axis, color: { field: 'series', type: 'nominal', title: null, sort } },
+        encoding: {
+          ...axis,
+          color: { field: options.color, type: 'nominal', title: null, sort: options.colorSort },
+        },
       },
       {
         mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
@@ -105,6 +106,38 @@ export function groupedBars(
   return { name, title: caption.title, spec };
 }
 
+const plottable = <T extends { value: number }>(rows: T[], log?: boolean) =>
+  rows.filter((r) => Number.isFinite(r.value) && (!log || r.value > 0));
+
+/** Horizontal grouped bars: one band per `category`, one bar per `series` inside it (colour and legend). */
+export function groupedBars(
+  name: string,
+  caption: Caption,
+  rows: { category: string; series: string; value: number }[],
+  options: BarOptions & { seriesOrder?: string[]; categoryOrder?: string[] },
+): Chart {
+  const data = plottable(rows, options.log);
+  const sort = options.seriesOrder ?? null;
+  const series = new Set(data.map((r) => r.series)).size;
+  return bars(name, caption, data, {
+    ...options,
+    color: 'series',
+    colorSort: sort,
+    // Bars keep one height whatever the number of series: each category is as tall as its bars.
+    rowHeight: Math.max(12, 14 * series),
+    encoding: {
+      y: {
+        field: 'category',
+        type: 'nominal',
+        title: null,
+        sort: options.categoryOrder ?? null,
+        axis: { labelFontWeight: 'bold' },
+      },
+      yOffset: { field: 'series', type: 'nominal', sort },
+    },
+  });
+}
+
 /**
  * Horizontal bars, one per `label` in the given order, coloured by `group` (with a legend): for cases whose
  * names already say what they are, compared across groups (servers).
@@ -113,38 +146,16 @@ export function labelledBars(
   name: string,
   caption: Caption,
   rows: { label: string; group: string; value: number }[],
-  options: { unit: string; log?: boolean; width?: number; groupOrder?: string[] },
+  options: BarOptions & { groupOrder?: string[] },
 ): Chart {
-  const data = rows.filter((r) => Number.isFinite(r.value) && (!options.log || r.value > 0));
-  const axis = valueAxis(
-    data.map((r) => r.value),
-    options.unit,
-    options.log,
-  );
-  const y = { field: 'label', type: 'nominal' as const, title: null, sort: data.map((r) => r.label) };
-  const spec: TopLevelSpec = {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: header(caption),
-    config: CONFIG,
-    data: { values: data },
-    width: options.width ?? 480,
-    height: { step: 18 },
-    encoding: { y },
-    layer: [
-      {
-        mark: { type: 'bar' },
-        encoding: {
-          ...axis,
-          color: { field: 'group', type: 'nominal', title: null, sort: options.groupOrder ?? null },
-        },
-      },
-      {
-        mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
-        encoding: { x: axis.x, text: { field: 'value', type: 'quantitative', format: FORMAT } },
-      },
-    ],
-  };
-  return { name, title: caption.title, spec };
+  const data = plottable(rows, options.log);
+  return bars(name, caption, data, {
+    ...options,
+    color: 'group',
+    colorSort: options.groupOrder ?? null,
+    rowHeight: 18,
+    encoding: { y: { field: 'label', type: 'nominal', title: null, sort: data.map((r) => r.label) } },
+  });
 }
 
 /** Renders a chart to an SVG document. */

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism, loadavg, release, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
 
 /** The machine a report ran on, as every figure names it. */
 export interface Machine {
@@ -11,17 +10,6 @@ export interface Machine {
   node: string;
   /** Versions of what the steps ran: k6, Go, PostgreSQL, Redis, Chromium (when found). */
   tools: Record<string, string>;
-}
-
-function cpuModel(): string {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('model name'));
-    return line?.split(':')[1]?.trim() ?? 'unknown CPU';
-  } catch {
-    return 'unknown CPU';
-  }
 }
 
 /** The first line `command args` prints, or undefined when the command is absent or fails. */
@@ -51,7 +39,7 @@ export function describeMachine(k6: string): Machine {
   for (const [name, v] of found) if (v) tools[name] = v;
   return {
     cores: availableParallelism(),
-    cpu: cpuModel(),
+    cpu: cpus()[0]?.model ?? 'unknown CPU',
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     kernel: `Linux ${release()}`,
     node: `Node ${process.version}`,
