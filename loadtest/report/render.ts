@@ -44,16 +44,16 @@ export function table(head: string[], body: string[][]): string {
 }
 
 /** The line under each section's heading: the command, when it ran, and what else loaded the machine. */
-function provenance(step: Step<unknown>): string {
+function provenance(step: Step<unknown>, machine: string): string {
   return (
-    `Command: \`${step.command}\`, started ${step.started.replace(/\.\d+Z$/, 'Z')}, ${num(step.seconds)} s; ` +
-    `load average ${step.loadBefore} before, ${step.loadAfter} after.`
+    `Command: \`${step.command}\`, started ${step.started.replace(/\.\d+Z$/, 'Z')}, ${num(step.seconds)} s, ` +
+    `on ${machine}; load average ${step.loadBefore} before, ${step.loadAfter} after.`
   );
 }
 
-function notMeasured(title: string, step: Step<unknown> | undefined): string[] {
+function notMeasured(title: string, step: Step<unknown> | undefined, machine: string): string[] {
   if (!step) return [`### ${title}`, '', 'Not run in this report (`--only`).'];
-  return [`### ${title}`, '', provenance(step), '', `**Not measured:** ${step.error ?? 'no data'}.`];
+  return [`### ${title}`, '', provenance(step, machine), '', `**Not measured:** ${step.error ?? 'no data'}.`];
 }
 
 function image(chart: Chart, imageDir: string): string {
@@ -152,7 +152,7 @@ function apiSection(step: Step<ApiBench>, machine: string, imageDir: string, cha
   return [
     '### Throughput and latency: Gatehouse beside bare Koa, Cap and ALTCHA',
     '',
-    provenance(step),
+    provenance(step, machine),
     '',
     `PostgreSQL: ${run.postgres}. Settings: ${run.settings}.`,
     '',
@@ -234,7 +234,7 @@ function memorySection(
     const v = (metric: string, stat: string) => m[metric]?.values[stat];
     out.push(
       `Soak on the multi-region stack (k6: the full flow and validations at a steady rate while a monitor`,
-      `samples every API instance's RSS and a probe's latency). ${provenance(soak)}`,
+      `samples every API instance's RSS and a probe's latency). ${provenance(soak, machine)}`,
       '',
       table(
         [
@@ -307,7 +307,7 @@ function powSection(step: Step<PowBench>, machine: string, imageDir: string, cha
   return [
     '### Proof-of-work: Chromium beside native code and beside the peers’ solvers',
     '',
-    provenance(step),
+    provenance(step, machine),
     '',
     `Chromium ${data.machine.chromium}, ${data.machine.go}; medians of ${data.machine.rounds} rounds × ` +
       `${data.machine.msPerMeasurement} ms, Chromium, Node and native measured back to back in each round. ` +
@@ -365,7 +365,7 @@ function imagesSection(step: Step<ImageBench>, machine: string, imageDir: string
   return [
     '### Image challenge generation',
     '',
-    provenance(step),
+    provenance(step, machine),
     '',
     image(chart, imageDir),
     '',
@@ -419,7 +419,7 @@ function failoverSection(
     'controller SIGKILLs the main API (one region, then every region) and restarts it. Short forms; the full',
     'forms are in loadtest/README.md.',
     '',
-    ...measured.map(([name, s]) => `- ${name}: ${provenance(s)}`),
+    ...measured.map(([name, s]) => `- ${name}: ${provenance(s, machine)}`),
     '',
     image(chart, imageDir),
     '',
@@ -467,15 +467,17 @@ export function render(data: ReportData, imageDir: string): Rendered {
     `- Machine: ${machine}. Other work may share it: each section gives the load average around its step.`,
     `- Tools: ${tools || 'none found'}.`,
     '',
-    ...(api?.data ? apiSection(api, machine, imageDir, charts) : notMeasured('Throughput and latency', api)),
+    ...(api?.data
+      ? apiSection(api, machine, imageDir, charts)
+      : notMeasured('Throughput and latency', api, machine)),
     '',
     ...memorySection(api?.data ? api : undefined, soak, machine, imageDir, charts),
     '',
-    ...(pow?.data ? powSection(pow, machine, imageDir, charts) : notMeasured('Proof-of-work', pow)),
+    ...(pow?.data ? powSection(pow, machine, imageDir, charts) : notMeasured('Proof-of-work', pow, machine)),
     '',
     ...(images?.data
       ? imagesSection(images, machine, imageDir, charts)
-      : notMeasured('Image generation', images)),
+      : notMeasured('Image generation', images, machine)),
     '',
     ...failoverSection(
       [

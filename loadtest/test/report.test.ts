@@ -134,7 +134,9 @@ describe('benchmark report', () => {
     expect(markdown).toContain('Written by `npm run bench:report`');
     expect(markdown).toContain('2 × Test CPU, 8 GiB, Linux 6.1, Node v24.0.0');
     expect(markdown).toContain(`Command: \`${API_COMMAND}\``);
-    expect(markdown).toContain('load average 0.50 0.40 0.30 before, 1.50 0.60 0.40 after');
+    expect(markdown).toContain(
+      'on 2 × Test CPU, 8 GiB, Linux 6.1, Node v24.0.0; load average 0.50 0.40 0.30 before, 1.50 0.60 0.40 after',
+    );
     // Gatehouse 1,600 req/s against Koa 16,000 and Cap 800: 0.10× and 2.00×.
     expect(markdown).toContain(
       '- validate, fresh token: 1,600 req/s, 0.10× bare Koa, JSON answer, 2.00× validate (Cap).',
