@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const IN_CI = process.env.CI === 'true';
+// The servers `.ci/run` starts (TEST_POSTGRES_URL, TEST_REDIS_URL), else the usual local ports.
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export interface Endpoints {
   adminToken: string;
@@ -45,7 +47,12 @@ export class Stack {
       ],
       {
         cwd: ROOT,
-        env: { ...process.env, STACK_DATABASE_URL: db.toString(), STACK_DATA_DIR: join(this.dir, 'data') },
+        env: {
+          ...process.env,
+          STACK_DATABASE_URL: db.toString(),
+          REDIS_URL: REDIS,
+          STACK_DATA_DIR: join(this.dir, 'data'),
+        },
         stdio: ['pipe', 'pipe', 'pipe'],
       },
     );
@@ -157,9 +164,11 @@ export async function servicesUp(what: string): Promise<boolean> {
       s.once('connect', () => done(true));
       s.once('error', () => r(false));
     });
-  const [pg, redis] = await Promise.all([open(5432), open(6379)]);
+  const pgPort = Number(new URL(POSTGRES).port || 5432);
+  const redisPort = Number(new URL(REDIS).port || 6379);
+  const [pg, redis] = await Promise.all([open(pgPort), open(redisPort)]);
   if (pg && redis) return true;
-  const message = `${what} needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 (start them with .ci/run).`;
+  const message = `${what} needs PostgreSQL on 127.0.0.1:${pgPort} and Redis on 127.0.0.1:${redisPort} (TEST_POSTGRES_URL, TEST_REDIS_URL; .ci/run starts both).`;
   if (IN_CI) throw new Error(message);
   console.warn(`\n!!! SKIPPING: ${message}\n`);
   return false;
