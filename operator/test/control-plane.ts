@@ -1,40 +1,101 @@
+/**
+ * A real Kubernetes control plane on 127.0.0.1 for one test file, the one starter of every cluster test:
+ * etcd, kube-apiserver and (unless `controllers: false`) kube-controller-manager from .cache/tools/bin,
+ * with the flags of .ci/tools/smoke.sh (which follows controller-runtime's envtest). No scheduler, no
+ * kubelet: Pods stay Pending. Two identities: the admin (system:masters) for the test's own requests,
+ * and the operator's service account, which has only the rights config/rbac grants it.
+ *
+ * Users: operator/test (through cluster.ts, with the controllers: their garbage collector removes an
+ * App's children) and charts/test and k8s/test (without: they create objects or dry-run them, through
+ * `call` and helm with `kubeconfigFile`). It lives here because the operator owns the Kubernetes
+ * knowledge of the repository and charts/k8s already depend on the operator (its CRD and RBAC); the
+ * operator imports nothing from them.
+ *
+ * The binaries are the pinned versions built by `bash .ci/tools.sh control-plane` into TOOLS_BIN, never
+ * from PATH: the flags below are those of that version. A missing one skips loudly outside CI and fails
+ * with CI=true (controlPlaneAvailable).
+ */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
 
-/**
- * A real Kubernetes control plane on 127.0.0.1 for one test file: etcd, kube-apiserver and
- * kube-controller-manager from .cache/tools/bin (built by `bash .ci/tools.sh control-plane`), the flags
- * of .ci/tools/smoke.sh. No scheduler, no kubelet: Pods stay Pending. Two identities: the admin
- * (system:masters) for the test's own requests, and the operator's service account, which has only the
- * rights config/rbac grants it.
- */
 export const REPO = join(import.meta.dirname, '..', '..');
 export const TOOLS_BIN = join(process.env.GATEHOUSE_TOOLS_DIR ?? join(REPO, '.cache', 'tools'), 'bin');
-const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager'];
 export const OPERATOR_USER = 'system:serviceaccount:gatehouse-system:gatehouse-operator';
 
+/** Who a request or kubeconfig speaks as: the admin (system:masters) or the operator's service account. */
+export type Identity = 'admin' | 'operator';
+
+export interface ControlPlaneOptions {
+  /**
+   * Also run kube-controller-manager (default true, what the operator's suites need: garbage collection
+   * of an App's children, service-account tokens). Charts and manifests tests pass false.
+   */
+  controllers?: boolean;
+}
+
+export interface ApiResponse {
+  status: number;
+  /** The JSON body parsed, or the text when it is not JSON. */
+  body: unknown;
+  text: string;
+}
+
 export interface ControlPlane {
+  /** The apiserver's base URL, https://127.0.0.1:<port> (a kubeconfig's `server`). */
   server: string;
-  /** A KubeConfig for the admin (default) or the operator's service account. */
-  kubeConfig(who?: 'admin' | 'operator'): KubeConfig;
+  /** A KubeConfig (@kubernetes/client-node) for the admin (default) or the operator's service account. */
+  kubeConfig(who?: Identity): KubeConfig;
+  /** The path of a kubeconfig file for the admin, for command-line clients (helm, kube-controller-manager). */
+  kubeconfigFile: string;
+  /** One HTTPS request as the admin: a JSON body (or a string as it is) in, the status and body out. */
+  call(method: string, path: string, body?: unknown, contentType?: string): Promise<ApiResponse>;
+  /**
+   * This control plane's folder: pki/, etcd's data, `<binary>.log` of each process, the kubeconfig file;
+   * tests may keep their own files there. stop() removes it.
+   */
+  work: string;
+  /** How long startControlPlane took, PKI to the last health check. */
   startupMs: number;
-  logs: string;
+  /** Ends the processes (SIGTERM, SIGKILL after 5 s) and removes `work`. Safe to call twice. */
   stop(): Promise<void>;
 }
 
-/** Whether the binaries exist; outside CI a missing one skips loudly, with CI=true it fails. */
-export function controlPlaneAvailable(): boolean {
-  const missing = BINARIES.filter((b) => !existsSync(join(TOOLS_BIN, b)));
+type Binary = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+
+function binaries(options: ControlPlaneOptions): Binary[] {
+  return options.controllers === false
+    ? ['etcd', 'kube-apiserver']
+    : ['etcd', 'kube-apiserver', 'kube-controller-manager'];
+}
+
+const missingBinaries = (options: ControlPlaneOptions) =>
+  binaries(options).filter((b) => !existsSync(join(TOOLS_BIN, b)));
+
+/**
+ * Whether the binaries the options need exist. Outside CI a missing one skips loudly (the caller skips
+ * its suite on false); with CI=true it throws. `suite` names the tests in the message.
+ */
+export function controlPlaneAvailable(options: ControlPlaneOptions & { suite?: string } = {}): boolean {
+  const missing = missingBinaries(options);
   if (!missing.length) return true;
-  const message = `${missing.join(', ')} missing from ${TOOLS_BIN}: the operator's cluster tests cannot run (build them with: bash .ci/tools.sh control-plane).`;
-  if (process.env.CI === 'true') throw new Error(message);
-  console.warn(`\n!!! SKIPPING: ${message}\n`);
+  const message = `${options.suite ?? 'cluster tests'}: ${missing.join(', ')} missing from ${TOOLS_BIN} (build them with: bash .ci/tools.sh ${binaries(options).join(' ')}).`;
+  if (process.env.CI === 'true') throw new Error(`${message}\nCI=true: these tests must not be skipped.`);
+  console.warn(`\n!!! SKIPPING ${message}\n!!! (with CI=true this fails)\n`);
   return false;
 }
 
@@ -54,8 +115,10 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/** A CA, the apiserver's serving certificate for 127.0.0.1, the service-account key pair. */
 function makePki(dir: string) {
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  const ssl = (...args: string[]) =>
+    execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   ssl(
     'req',
     '-x509',
@@ -108,39 +171,41 @@ function makePki(dir: string) {
   ssl('rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
 }
 
-async function waitFor(what: string, ms: number, check: () => Promise<boolean>, procs: ChildProcess[]) {
-  const until = Date.now() + ms;
-  for (;;) {
-    const dead = procs.find((p) => p.exitCode !== null);
-    if (dead) throw new Error(`${what}: ${dead.spawnfile} exited with ${dead.exitCode}`);
-    if (await check().catch(() => false)) return;
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+const exited = (p: ChildProcess) => p.exitCode !== null || p.signalCode !== null;
+
+function tail(file: string, lines = 30) {
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n') : '';
 }
 
 /**
- * Starts the three processes. `beforeControllers` runs once the apiserver answers and before
- * kube-controller-manager starts: CRDs installed there are known to its garbage collector from the
- * start (it discovers new kinds only every 30 s, which would delay the collection of an App's children).
+ * Starts the processes and waits until each is healthy. `beforeControllers` runs once the apiserver is
+ * ready and before kube-controller-manager starts: CRDs installed there are known to its garbage
+ * collector from the start (it discovers new kinds only every 30 s, which would delay the collection of
+ * an App's children).
  */
 export async function startControlPlane(
-  options: { beforeControllers?: (kubeConfig: KubeConfig) => Promise<void> } = {},
+  options: ControlPlaneOptions & { beforeControllers?: (kubeConfig: KubeConfig) => Promise<void> } = {},
 ): Promise<ControlPlane> {
+  const missing = missingBinaries(options);
+  if (missing.length) throw new Error(`${missing.join(', ')} missing from ${TOOLS_BIN}`);
   const started = Date.now();
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-cp-'));
-  const pki = join(dir, 'pki');
-  execFileSync('mkdir', ['-p', pki]);
+  const work = mkdtempSync(join(tmpdir(), 'gatehouse-cp-'));
+  const pki = join(work, 'pki');
+  mkdirSync(pki);
   makePki(pki);
   const [etcdPort, peerPort, apiPort, kcmPort] = await freePorts(4);
   const server = `https://127.0.0.1:${apiPort}`;
-  const tokens = { admin: randomBytes(24).toString('hex'), operator: randomBytes(24).toString('hex') };
+  const tokens: Record<Identity, string> = {
+    admin: randomBytes(24).toString('hex'),
+    operator: randomBytes(24).toString('hex'),
+  };
   writeFileSync(
     join(pki, 'tokens.csv'),
     `${tokens.admin},gatehouse-admin,gatehouse-admin,"system:masters"\n` +
       `${tokens.operator},${OPERATOR_USER},gatehouse-operator-uid,"system:serviceaccounts,system:serviceaccounts:gatehouse-system"\n`,
   );
-  const kubeConfig = (who: 'admin' | 'operator' = 'admin') => {
+  const kubeConfig = (who: Identity = 'admin') => {
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: 'test', server, caFile: join(pki, 'ca.crt') }],
@@ -150,40 +215,80 @@ export async function startControlPlane(
     });
     return kc;
   };
-  writeFileSync(join(dir, 'kubeconfig'), kubeConfig('admin').exportConfig());
+  const kubeconfigFile = join(work, 'kubeconfig');
+  writeFileSync(kubeconfigFile, kubeConfig('admin').exportConfig(), { mode: 0o600 });
 
-  const procs: ChildProcess[] = [];
-  const run = (name: string, args: string[]) => {
-    const log = openSync(join(dir, `${name}.log`), 'a');
-    const child = spawn(join(TOOLS_BIN, name), args, { stdio: ['ignore', log, log] });
-    closeSync(log);
-    procs.push(child);
-    return child;
-  };
   const agent = new Agent({ connect: { ca: readFileSync(join(pki, 'ca.crt')) } });
-  const get = async (url: string, token?: string) =>
-    (
-      await fetch(url, {
-        dispatcher: agent,
-        headers: token ? { Authorization: `Bearer ${token}` } : {},
-        signal: AbortSignal.timeout(3000),
-      })
-    ).ok;
-  const stop = async () => {
-    for (const p of [...procs].reverse()) {
-      if (p.exitCode !== null) continue;
-      p.kill('SIGTERM');
-      const exited = new Promise((ok) => p.once('exit', ok));
-      const timeout = new Promise((ok) => setTimeout(ok, 5000));
-      if ((await Promise.race([exited, timeout.then(() => 'timeout')])) === 'timeout') p.kill('SIGKILL');
-    }
-    await agent.close();
-    rmSync(dir, { recursive: true, force: true });
+  const call = async (method: string, path: string, body?: unknown, contentType = 'application/json') => {
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const res = await fetch(`${server}${path}`, {
+      method,
+      dispatcher: agent,
+      headers: {
+        authorization: `Bearer ${tokens.admin}`,
+        accept: 'application/json',
+        ...(payload === undefined ? {} : { 'content-type': contentType }),
+      },
+      body: payload,
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body: parsed, text };
   };
+  /** A health endpoint answers 2xx within 3 s. */
+  const healthy = async (url: string, dispatcher = agent) =>
+    (await fetch(url, { dispatcher, signal: AbortSignal.timeout(3000) })).ok;
+
+  const procs: { name: Binary; child: ChildProcess; error?: Error }[] = [];
+  const run = (name: Binary, args: string[]) => {
+    const fd = openSync(join(work, `${name}.log`), 'a');
+    const proc: (typeof procs)[number] = {
+      name,
+      child: spawn(join(TOOLS_BIN, name), args, { stdio: ['ignore', fd, fd] }),
+    };
+    closeSync(fd);
+    proc.child.on('error', (err) => {
+      proc.error = err;
+    });
+    procs.push(proc);
+  };
+  const waitFor = async (what: string, ms: number, check: () => Promise<boolean>) => {
+    const until = Date.now() + ms;
+    for (;;) {
+      for (const p of procs) {
+        if (p.error) throw new Error(`${what}: ${p.name} did not start: ${p.error.message}`);
+        if (exited(p.child))
+          throw new Error(`${what}: ${p.name} exited early (${p.child.exitCode ?? p.child.signalCode})`);
+      }
+      if (await check().catch(() => false)) return;
+      if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+      await sleep(200);
+    }
+  };
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const { child } of [...procs].reverse()) {
+        if (exited(child)) continue;
+        const gone = new Promise((ok) => child.once('exit', ok)).then(() => true);
+        child.kill('SIGTERM');
+        if (!(await Promise.race([gone, sleep(5000).then(() => false)]))) {
+          child.kill('SIGKILL');
+          await Promise.race([gone, sleep(5000)]);
+        }
+      }
+      await agent.close();
+      rmSync(work, { recursive: true, force: true });
+    })());
+
   try {
     run('etcd', [
       '--name=gatehouse-test',
-      `--data-dir=${join(dir, 'etcd')}`,
+      `--data-dir=${join(work, 'etcd')}`,
       `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
       `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
       `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
@@ -192,9 +297,11 @@ export async function startControlPlane(
       '--unsafe-no-fsync',
       '--log-level=warn',
     ]);
-    await waitFor('etcd', 60_000, () => get(`http://127.0.0.1:${etcdPort}/health`), procs);
+    await waitFor('etcd /health', 60_000, () => healthy(`http://127.0.0.1:${etcdPort}/health`));
     run('kube-apiserver', [
       '--advertise-address=127.0.0.1',
+      // 1.37 refuses a loopback advertise address for the endpoint reconciler; no Service needs it here.
+      '--endpoint-reconciler-type=none',
       '--bind-address=127.0.0.1',
       `--secure-port=${apiPort}`,
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
@@ -202,7 +309,6 @@ export async function startControlPlane(
       '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',
       '--authorization-mode=RBAC',
-      '--endpoint-reconciler-type=none',
       `--tls-cert-file=${join(pki, 'apiserver.crt')}`,
       `--tls-private-key-file=${join(pki, 'apiserver.key')}`,
       `--client-ca-file=${join(pki, 'ca.crt')}`,
@@ -210,42 +316,38 @@ export async function startControlPlane(
       `--service-account-issuer=${server}`,
       `--service-account-key-file=${join(pki, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      `--cert-dir=${join(work, 'apiserver-certs')}`,
     ]);
-    await waitFor('kube-apiserver /readyz', 180_000, () => get(`${server}/readyz`, tokens.admin), procs);
-    await options.beforeControllers?.(kubeConfig('admin'));
-    run('kube-controller-manager', [
-      `--kubeconfig=${join(dir, 'kubeconfig')}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${kcmPort}`,
-      '--leader-elect=false',
-      `--service-account-private-key-file=${join(pki, 'sa.key')}`,
-      `--root-ca-file=${join(pki, 'ca.crt')}`,
-      '--cluster-name=gatehouse-test',
-    ]);
-    const insecure = new Agent({ connect: { rejectUnauthorized: false } });
     await waitFor(
-      'kube-controller-manager /healthz',
-      120_000,
-      async () =>
-        (
-          await fetch(`https://127.0.0.1:${kcmPort}/healthz`, {
-            dispatcher: insecure,
-            signal: AbortSignal.timeout(3000),
-          })
-        ).ok,
-      procs,
+      'kube-apiserver /readyz',
+      180_000,
+      async () => (await call('GET', '/readyz')).status === 200,
     );
-    await insecure.close();
+    await options.beforeControllers?.(kubeConfig('admin'));
+    if (options.controllers !== false) {
+      run('kube-controller-manager', [
+        `--kubeconfig=${kubeconfigFile}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${kcmPort}`,
+        '--leader-elect=false',
+        `--service-account-private-key-file=${join(pki, 'sa.key')}`,
+        `--root-ca-file=${join(pki, 'ca.crt')}`,
+        '--cluster-name=gatehouse-test',
+      ]);
+      // Its serving certificate is self-signed, made at start.
+      const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+      try {
+        await waitFor('kube-controller-manager /healthz', 120_000, () =>
+          healthy(`https://127.0.0.1:${kcmPort}/healthz`, insecure),
+        );
+      } finally {
+        await insecure.close();
+      }
+    }
   } catch (err) {
-    const tails = BINARIES.map((b) => {
-      const f = join(dir, `${b}.log`);
-      return existsSync(f)
-        ? `---- ${b}.log\n${readFileSync(f, 'utf8').split('\n').slice(-25).join('\n')}`
-        : '';
-    }).join('\n');
+    const tails = procs.map((p) => `---- ${p.name}.log\n${tail(join(work, `${p.name}.log`))}`).join('\n');
     await stop();
     throw new Error(`${(err as Error).message}\n${tails}`);
   }
-  return { server, kubeConfig, startupMs: Date.now() - started, logs: dir, stop };
+  return { server, kubeConfig, kubeconfigFile, call, work, startupMs: Date.now() - started, stop };
 }

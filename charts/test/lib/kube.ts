@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
-import type { ControlPlane } from './control-plane.ts';
+import type { ControlPlane } from '../../../operator/test/control-plane.ts';
 import { run } from './tools.ts';
 
 export interface KubeObject {
