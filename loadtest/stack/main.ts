@@ -5,13 +5,14 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { OperatorProbes } from './operator-probes.ts';
 import { Child, ROOT, waitUntilReady } from './processes.ts';
 import { startProxy } from './proxy.ts';
 
 /**
  * `npm run stack [-- --regions 2 --instances 2]`: a local multi-region Gatehouse on 127.0.0.1 (issue 6).
  * Per region: M API instances behind a round-robin proxy, a bypass and a fallback standby probing that
- * proxy. Shared: a fresh PostgreSQL database, Redis for limits (REDIS_URL) and offline tokens
+ * proxy, and the operator's probes of it, which tell the region's standbys to serve while it is down. Shared: a fresh PostgreSQL database, Redis for limits (REDIS_URL) and offline tokens
  * (STANDBY_STORE_URL). Endpoints go to stdout and to a JSON file (for k6). Commands on stdin and on the
  * control port: kill <region>, restart <region>, status. Ctrl-C stops every child.
  */
@@ -177,10 +178,12 @@ async function standbyStatus(port: number): Promise<unknown> {
 }
 
 async function status() {
+  const verdicts = operator?.status() ?? {};
   return Promise.all(
     regions.map(async (r) => ({
       region: r.name,
       api: r.apis.map((a, i) => ({ port: r.apiPorts[i], pid: a.proc.pid, running: a.running })),
+      operator: verdicts[r.name],
       bypass: await standbyStatus(r.bypassPort),
       fallback: await standbyStatus(r.fallbackPort),
     })),
@@ -218,6 +221,7 @@ async function stopAll(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   console.log('stack: stopping');
+  operator?.stop();
   const all = regions.flatMap((r) => [...r.apis, ...r.standbys]);
   await Promise.all(all.map((c) => c.stop('SIGTERM')));
   for (const r of regions) r.proxy?.close();
@@ -228,6 +232,7 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 let control: Server | undefined;
+let operator: OperatorProbes | undefined;
 try {
   const started = Date.now();
   rmSync(DATA_DIR, { recursive: true, force: true });
@@ -260,7 +265,24 @@ try {
       }),
     ),
   );
-  // 4. The control port (for k6, which cannot write to our stdin): POST /kill/r1, /restart/r1, GET /status.
+  // 4. The operator's side of the health probing, at the standbys' own pace.
+  operator = new OperatorProbes({
+    regions: regions.map((r) => ({
+      name: r.name,
+      api: url(r.proxyPort),
+      standbys: [url(r.bypassPort), url(r.fallbackPort)],
+    })),
+    token: ADMIN_TOKEN,
+    settings: {
+      intervalMs: Number(PROBES.STANDBY_PROBE_INTERVAL_MS),
+      timeoutMs: Number(PROBES.STANDBY_PROBE_TIMEOUT_MS),
+      failAfter: Number(PROBES.STANDBY_FAIL_AFTER),
+      recoverAfter: Number(PROBES.STANDBY_RECOVER_AFTER),
+    },
+    reassertMs: 5000,
+    log: (line) => console.log(line),
+  });
+  // 5. The control port (for k6, which cannot write to our stdin): POST /kill/r1, /restart/r1, GET /status.
   control = createServer(async function controlPort(req, res) {
     const [, verb, which] = (req.url ?? '').split('/');
     try {

@@ -78,6 +78,11 @@ export class Stack {
     return this.#out.slice(-6000);
   }
 
+  /** How much the stack has printed so far: a `from` for waitFor that includes lines printed since. */
+  get printed(): number {
+    return this.#out.length;
+  }
+
   /** The first match of `re` in what the stack prints from now on (or from `from`). */
   waitFor(re: RegExp, ms: number, from = this.#out.length): Promise<string> {
     return new Promise((resolveMatch, reject) => {
@@ -137,8 +142,13 @@ export async function until(what: string, check: () => Promise<boolean>, ms: num
 }
 
 export async function standbyServing(url: string): Promise<boolean> {
+  return (await standbyStatus(url)).serving === true;
+}
+
+/** A standby's /status: `mode` is what the operator (here the stack's operator probes) told it. */
+export async function standbyStatus(url: string): Promise<{ serving: boolean; mode: string }> {
   const res = await fetch(`${url}/status`, { signal: AbortSignal.timeout(2000) });
-  return ((await res.json()) as { serving: boolean }).serving === true;
+  return (await res.json()) as { serving: boolean; mode: string };
 }
 
 export async function portClosed(url: string): Promise<boolean> {

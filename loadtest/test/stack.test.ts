@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Endpoints, portClosed, Stack, servicesUp, standbyServing, until } from './stack-harness.ts';
+import {
+  type Endpoints,
+  portClosed,
+  Stack,
+  servicesUp,
+  standbyServing,
+  standbyStatus,
+  until,
+} from './stack-harness.ts';
 
 /**
  * `npm run stack` end to end (issue 6): 2 regions × 2 API instances, both standby roles per region,
@@ -67,6 +75,7 @@ describe.runIf(run)('npm run stack (2 regions × 2 instances)', () => {
   it('kill r1: its standby serves, r2 is untouched; restart r1: the standby steps back', async () => {
     const [r1, r2] = e.regions as [Endpoints['regions'][0], Endpoints['regions'][0]];
     const killedAt = Date.now();
+    let mark = stack.printed;
     expect(await stack.command('kill r1')).toMatchObject({ killed: 'r1' });
     expect((await fetch(`${r1.api}/readyz`)).status).toBe(502);
     timings.switchOver = await until('r1 standby serving', () => standbyServing(r1.bypass), 15_000);
@@ -81,6 +90,18 @@ describe.runIf(run)('npm run stack (2 regions × 2 instances)', () => {
     });
     expect(init.status, JSON.stringify(init.body)).toBe(200);
     expect(init.body.data).toMatchObject({ mode: 'challenge' });
+    // The operator's probes found r1 down too and told both of its standbys to serve; r2's stay in auto.
+    await stack.waitFor(
+      /^operator: r1 main API down: standbys told to serve \(2\/2 acknowledged\)$/m,
+      10_000,
+      mark,
+    );
+    for (const url of [r1.bypass, r1.fallback]) expect((await standbyStatus(url)).mode, url).toBe('serve');
+    expect((await standbyStatus(r2.bypass)).mode).toBe('auto');
+    const [s1, s2] = (await stack.command('status')) as unknown as { operator: unknown }[];
+    expect(s1?.operator).toMatchObject({ healthy: false, standbyMode: 'serve' });
+    expect(s2?.operator).toMatchObject({ healthy: true, standbyMode: 'auto' });
+    mark = stack.printed;
 
     const restartAt = Date.now();
     expect(await stack.command('restart r1')).toMatchObject({ restarted: 'r1' });
@@ -89,6 +110,12 @@ describe.runIf(run)('npm run stack (2 regions × 2 instances)', () => {
     await until('r1 standby stepping back', async () => !(await standbyServing(r1.bypass)), 20_000);
     await until('r1 fallback stepping back', async () => !(await standbyServing(r1.fallback)), 20_000);
     timings.switchBack = Date.now() - restartAt;
+    await stack.waitFor(
+      /^operator: r1 main API healthy again: standbys told to auto \(2\/2 acknowledged\)$/m,
+      10_000,
+      mark,
+    );
+    for (const url of [r1.bypass, r1.fallback]) expect((await standbyStatus(url)).mode, url).toBe('auto');
     const again = await post(`${r1.bypass}/v1/challenge/init`, {
       app_key: e.apps.test.appKey,
       action: 'login',
