@@ -21,7 +21,8 @@ fi
 script=$here/scenarios/$scenario.js
 [[ -f $script ]] || { echo "run.sh: no scenario $scenario (loadtest/scenarios/*.js)" >&2; exit 2; }
 
-k6=${K6:-$repo/.cache/tools/bin/k6}
+# K6, else the build of .ci/tools.sh (GATEHOUSE_TOOLS_DIR, default .cache/tools), else PATH.
+k6=${K6:-${GATEHOUSE_TOOLS_DIR:-$repo/.cache/tools}/bin/k6}
 if [[ ! -x $k6 ]]; then
   k6=$(command -v k6 || true)
   [[ -n $k6 ]] || { echo "run.sh: k6 not found: build it with 'nice bash .ci/tools.sh k6'" >&2; exit 2; }

@@ -36,7 +36,7 @@ const { values: flags } = parseArgs({
 
 async function measure(): Promise<ReportData> {
   const node = process.execPath;
-  const k6 = process.env.K6 ?? join(ROOT, '.cache/tools/bin/k6');
+  const k6 = process.env.K6 ?? join(process.env.GATEHOUSE_TOOLS_DIR ?? join(ROOT, '.cache/tools'), 'bin/k6');
   const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-report-'));
   const specs = stepSpecs({ root: ROOT, node, k6, scratch, quick: flags.quick ?? false });
   const only = flags.only?.split(',').map((s) => s.trim());
