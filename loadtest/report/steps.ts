@@ -13,6 +13,8 @@ export interface StepSpec {
   env?: Record<string, string>;
   /** The file the program writes; removed first, so a stale one is never reported as new. */
   output: string;
+  /** The k6 steps: without k6 they are reported as not measured instead of failing to start. */
+  needsK6?: boolean;
 }
 
 /**
@@ -112,6 +114,7 @@ export function stepSpecs(o: StepOptions): Record<string, StepSpec> {
       args: ['loadtest/run.sh', 'soak', '--short'],
       env: k6Env,
       output: join(results, 'soak.json'),
+      needsK6: true,
     },
     failoverOne: {
       command: 'DRILL=one loadtest/run.sh failover --short',
@@ -119,6 +122,7 @@ export function stepSpecs(o: StepOptions): Record<string, StepSpec> {
       args: ['loadtest/run.sh', 'failover', '--short'],
       env: { ...k6Env, DRILL: 'one' },
       output: join(results, 'failover-one.json'),
+      needsK6: true,
     },
     failoverAll: {
       command: 'DRILL=all loadtest/run.sh failover --short',
@@ -126,6 +130,7 @@ export function stepSpecs(o: StepOptions): Record<string, StepSpec> {
       args: ['loadtest/run.sh', 'failover', '--short'],
       env: { ...k6Env, DRILL: 'all' },
       output: join(results, 'failover-all.json'),
+      needsK6: true,
     },
   };
 }
