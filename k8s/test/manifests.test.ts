@@ -4,7 +4,7 @@
  * against a real kube-apiserver: kubeconform -strict with its schemas, offline, and a server-side
  * dry-run of every object after the CRD and the namespace were created for real.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,7 +16,7 @@ import {
   waitForOpenApiKind,
   writeSchemas,
 } from '../../charts/test/lib/kube.ts';
-import { CHART, findTool, missingTools, REPO, run } from '../../charts/test/lib/tools.ts';
+import { CHART, missingTools, REPO, run } from '../../charts/test/lib/tools.ts';
 import {
   type ControlPlane,
   controlPlaneAvailable,
@@ -25,6 +25,7 @@ import {
 
 const SUITE = 'k8s/test/manifests.test.ts';
 const noKustomize = missingTools(`${SUITE} (kustomize)`, ['kustomize']).length > 0;
+const noHelm = missingTools(`${SUITE} (helm, to compare with the chart)`, ['helm']).length > 0;
 const noCluster = [
   missingTools(`${SUITE} (cluster)`, ['kustomize', 'kubeconform']).length > 0,
   !controlPlaneAvailable({ controllers: false, suite: `${SUITE} (cluster)` }),
@@ -121,32 +122,27 @@ describe.skipIf(noKustomize)('kustomize build', () => {
       );
   });
 
-  it.skipIf(!existsSync(join(REPO, 'operator/config/manager/manager.yaml')))(
-    "runs the operator's image, ports, probes and leader election as operator/config/manager does",
-    () => {
-      const theirs = parseObjects(
-        readFileSync(join(REPO, 'operator/config/manager/manager.yaml'), 'utf8'),
-      ).find((o) => o.kind === 'Deployment')!;
-      const ours = find(built.base!.objects, 'Deployment', 'gatehouse-operator');
-      const [a, b] = [container(theirs), container(ours)];
-      expect(b.image).toBe(a.image);
-      const ports = (c: Container) =>
-        (c.ports as { name: string; containerPort: number }[]).map((p) => [p.name, p.containerPort]);
-      expect(ports(b)).toEqual(ports(a));
-      for (const probe of ['livenessProbe', 'readinessProbe']) {
-        expect((b[probe] as { httpGet: unknown }).httpGet, probe).toEqual(
-          (a[probe] as { httpGet: unknown }).httpGet,
-        );
-      }
-      expect((ours.spec as { replicas: number }).replicas).toBe(
-        (theirs.spec as { replicas: number }).replicas,
+  it("runs the operator's image, ports, probes and leader election as operator/config/manager does", () => {
+    const theirs = parseObjects(
+      readFileSync(join(REPO, 'operator/config/manager/manager.yaml'), 'utf8'),
+    ).find((o) => o.kind === 'Deployment')!;
+    const ours = find(built.base!.objects, 'Deployment', 'gatehouse-operator');
+    const [a, b] = [container(theirs), container(ours)];
+    expect(b.image).toBe(a.image);
+    const ports = (c: Container) =>
+      (c.ports as { name: string; containerPort: number }[]).map((p) => [p.name, p.containerPort]);
+    expect(ports(b)).toEqual(ports(a));
+    for (const probe of ['livenessProbe', 'readinessProbe']) {
+      expect((b[probe] as { httpGet: unknown }).httpGet, probe).toEqual(
+        (a[probe] as { httpGet: unknown }).httpGet,
       );
-      expect(envOf(ours).LEADER_ELECT).toBe('true');
-      expect((a.args as string[]).join(' ')).toContain('--leader-elect true');
-    },
-  );
+    }
+    expect((ours.spec as { replicas: number }).replicas).toBe((theirs.spec as { replicas: number }).replicas);
+    expect(envOf(ours).LEADER_ELECT).toBe('true');
+    expect((a.args as string[]).join(' ')).toContain('--leader-elect true');
+  });
 
-  it.skipIf(!findTool('helm'))(
+  it.skipIf(noHelm)(
     'runs the operator as the chart does (same settings, ports, probes, security)',
     { timeout: 60_000 },
     async () => {
