@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { solveChallenge } from '@gatehouse/node/headless';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Child as NodeProcess, waitUntilReady } from '../../loadtest/stack/processes.ts';
 import { ACTION, startBackend } from './failover/backend.ts';
@@ -12,9 +11,9 @@ import { type Minted, VerificationStream } from './failover/stream.ts';
 import {
   databaseAvailable,
   freshPostgresDatabase,
-  IN_CI,
   type Json,
   REDIS_URL,
+  redisAvailable,
   TEST_DATABASE,
 } from './harness.ts';
 
@@ -30,28 +29,8 @@ import {
  * switch over (kill → first offline_ accepted) and to switch back (restart → first pt_ accepted).
  */
 
-async function redisAvailable(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 2000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  try {
-    await redis.connect();
-    await redis.ping();
-    return true;
-  } catch {
-    const message = `Redis is not reachable at ${REDIS_URL}: the failover drill needs it (the standby's shared store; start it with .ci/run).`;
-    if (IN_CI) throw new Error(message);
-    console.warn(`\n!!! SKIPPING: ${message}\n`);
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
-
-const run = (await databaseAvailable()) && (await redisAvailable());
+const run =
+  (await databaseAvailable()) && (await redisAvailable("the failover drill (the standby's shared store)"));
 const FAST_PROBES = {
   STANDBY_PROBE_INTERVAL_MS: '100',
   STANDBY_PROBE_TIMEOUT_MS: '500',

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import postgres from 'postgres';
 import { createApp } from '../src/app.ts';
@@ -46,6 +47,31 @@ export async function databaseAvailable(): Promise<boolean> {
   if (IN_CI) throw new Error(message);
   console.warn(`\n!!! SKIPPING: ${message}\n`);
   return false;
+}
+
+/**
+ * Whether Redis answers at REDIS_URL; `what` says which tests need it. Absent: a loud skip outside CI, a
+ * failure under CI=true.
+ */
+export async function redisAvailable(what: string): Promise<boolean> {
+  const client = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    const message = `Redis is not reachable at ${REDIS_URL}: ${what} cannot run (start it with .ci/run).`;
+    if (IN_CI) throw new Error(message);
+    console.warn(`\n!!! SKIPPING: ${message}\n`);
+    return false;
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** A fresh, empty database URL on the test PostgreSQL; dropped by the returned cleanup. */

@@ -7,8 +7,8 @@ import { IssuanceLimiter, LocalBuckets } from '../src/quotas/issuance-limiter.ts
 import {
   databaseAvailable,
   freshPostgresDatabase,
-  IN_CI,
   REDIS_URL,
+  redisAvailable,
   startTestApi,
   TEST_DATABASE,
   type TestApi,
@@ -23,29 +23,7 @@ const { perSecond, burst } = PLANS.free.issuance;
 
 const run = await databaseAvailable();
 
-/** Whether Redis answers at REDIS_URL. Absent: a loud skip outside CI, a failure under CI=true. */
-async function redisAvailable(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    const message = `Redis is not reachable at ${REDIS_URL}: the shared rate-limit tests cannot run (start it with .ci/run).`;
-    if (IN_CI) throw new Error(message);
-    console.warn(`\n!!! SKIPPING: ${message}\n`);
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-
-const runShared = run && (await redisAvailable());
+const runShared = run && (await redisAvailable('the shared rate-limit tests'));
 
 type Issued = { status: number; retryAfter: string | null; error: string | undefined };
 
