@@ -10,22 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ControlPlane,
-  controlPlaneAvailable,
-  startControlPlane,
-} from '../../operator/test/control-plane.ts';
+import { type ControlPlane, controlPlaneAvailable } from '../../operator/test/control-plane.ts';
 import { renderedReadme } from '../scripts/readme.ts';
 import { drift } from '../scripts/sync-operator.ts';
 import {
   applyDryRun,
-  createCrd,
   ensureNamespace,
   type KubeObject,
   kubeconform,
   parseObjects,
-  waitForOpenApiKind,
-  writeSchemas,
+  startSchemaCluster,
 } from './lib/kube.ts';
 import { CHART, missingTools, REPO, run } from './lib/tools.ts';
 
@@ -685,11 +679,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
   beforeAll(async () => {
     for (const [name, args] of Object.entries(VARIANTS))
       renders[name] = await render(args, `gatehouse-${name}`);
-    cp = await startControlPlane({ controllers: false });
-    // The CRD for real first: the apiserver then publishes the App schema too.
-    await createCrd(cp, find(renders.default!.objects, 'CustomResourceDefinition', 'apps.gatehouse.dev'));
-    await waitForOpenApiKind(cp, 'dev.gatehouse.v1alpha1.App');
-    schemas = (await writeSchemas(cp, join(cp.work, 'schemas'))).location;
+    ({ cp, schemas } = await startSchemaCluster(renders.default!.objects));
   }, 300_000);
 
   afterAll(async () => {

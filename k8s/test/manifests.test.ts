@@ -9,19 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   applyDryRun,
-  createCrd,
   type KubeObject,
   kubeconform,
   parseObjects,
-  waitForOpenApiKind,
-  writeSchemas,
+  startSchemaCluster,
 } from '../../charts/test/lib/kube.ts';
 import { CHART, missingTools, REPO, run } from '../../charts/test/lib/tools.ts';
-import {
-  type ControlPlane,
-  controlPlaneAvailable,
-  startControlPlane,
-} from '../../operator/test/control-plane.ts';
+import { type ControlPlane, controlPlaneAvailable } from '../../operator/test/control-plane.ts';
 
 const SUITE = 'k8s/test/manifests.test.ts';
 const noKustomize = missingTools(`${SUITE} (kustomize)`, ['kustomize']).length > 0;
@@ -175,10 +169,7 @@ describe.skipIf(noCluster)('against a real kube-apiserver', () => {
 
   beforeAll(async () => {
     for (const t of TARGETS) built[t] = await build(t);
-    cp = await startControlPlane({ controllers: false });
-    await createCrd(cp, find(built.base!.objects, 'CustomResourceDefinition', 'apps.gatehouse.dev'));
-    await waitForOpenApiKind(cp, 'dev.gatehouse.v1alpha1.App');
-    schemas = (await writeSchemas(cp, join(cp.work, 'schemas'))).location;
+    ({ cp, schemas } = await startSchemaCluster(built.base!.objects));
   }, 300_000);
 
   afterAll(async () => {

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
-import type { ControlPlane } from '../../../operator/test/control-plane.ts';
+import { type ControlPlane, startControlPlane } from '../../../operator/test/control-plane.ts';
 import { run } from './tools.ts';
 
 export interface KubeObject {
@@ -243,4 +243,27 @@ export async function waitForOpenApiKind(cp: ControlPlane, definition: string, s
     await new Promise((ok) => setTimeout(ok, 500));
   }
   throw new Error(`/openapi/v2 did not describe ${definition} within ${seconds} s`);
+}
+
+/**
+ * What the chart and manifest suites validate against: a control plane without controllers that serves
+ * the App kind (the CRD taken from `objects`, created for real), and kubeconform schemas written from it.
+ */
+export async function startSchemaCluster(
+  objects: KubeObject[],
+): Promise<{ cp: ControlPlane; schemas: string }> {
+  const crd = objects.find(
+    (o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'apps.gatehouse.dev',
+  );
+  if (!crd) throw new Error('no CustomResourceDefinition apps.gatehouse.dev among the objects');
+  const cp = await startControlPlane({ controllers: false });
+  try {
+    await createCrd(cp, crd);
+    // The apiserver publishes the App schema a moment after the CRD is Established.
+    await waitForOpenApiKind(cp, 'dev.gatehouse.v1alpha1.App');
+    return { cp, schemas: (await writeSchemas(cp, join(cp.work, 'schemas'))).location };
+  } catch (error) {
+    await cp.stop();
+    throw error;
+  }
 }
