@@ -1,13 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, freshPostgresDatabase, type Json, TEST_DATABASE } from './harness.ts';
+import { firstUrl, type Started, startStartTs } from './start-process.ts';
 
 /**
  * `npm start` runs both standby roles beside the API (api/src/start.ts): their URLs are printed and
@@ -15,9 +14,7 @@ import { databaseAvailable, freshPostgresDatabase, type Json, TEST_DATABASE } fr
  * API's store of used offline_ tokens (one process, in memory).
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const run = await databaseAvailable();
-const firstUrl = (value: string | undefined) => /^(https?:\/\/\S+)/.exec(value ?? '')?.[1] ?? '';
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(url, {
@@ -30,17 +27,14 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 
 describe.runIf(run)('npm start: the standby roles', () => {
   let child: ChildProcess;
-  let output = '';
-  const banner = new Map<string, string>();
+  let output: () => string;
+  let banner: Started['banner'];
   let dataDir: string;
   let drop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-start-'));
     const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      LOG_LEVEL: 'warn',
       PORT: '0',
       DEMO_PORT: '0',
       DATA_DIR: dataDir,
@@ -52,30 +46,7 @@ describe.runIf(run)('npm start: the standby roles', () => {
       env.DATABASE_URL = fresh.url;
       drop = fresh.drop;
     }
-    child = spawn(process.execPath, [join(ROOT, 'api/src/start.ts')], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stderr!.on('data', (d) => {
-      output += d;
-    });
-    await new Promise<void>((ready, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`start.ts did not start in 120 s:\n${output}`)),
-        120_000,
-      );
-      child.once('exit', (code) => reject(new Error(`start.ts exited with ${code}:\n${output}`)));
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        output += `${line}\n`;
-        const m = /^ {2}(\S[^ ]*(?: \S+)*?) {2,}(\S.*)$/.exec(line);
-        if (m) banner.set(m[1]!, m[2]!);
-        if (line.startsWith('Ctrl-C stops everything')) {
-          clearTimeout(timer);
-          ready();
-        }
-      });
-    });
+    ({ child, banner, output } = await startStartTs(env));
   }, 150_000);
 
   afterAll(async () => {
@@ -88,8 +59,8 @@ describe.runIf(run)('npm start: the standby roles', () => {
     const api = firstUrl(banner.get('API'));
     const bypass = firstUrl(banner.get('Standby bypass'));
     const fallback = firstUrl(banner.get('Standby fallback'));
-    expect(bypass, output).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(fallback, output).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(bypass, output()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(fallback, output()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const published = (await (await fetch(`${api}/v1/standby`)).json()) as Json;
     expect(published.data).toEqual({ bypass: [bypass], fallback: [fallback] });
 
