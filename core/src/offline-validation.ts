@@ -1,6 +1,7 @@
 import { GatehouseError } from './errors.ts';
 import { applyClientIpPolicy, type IpComparison } from './ip.ts';
 import type { ConsumptionStore } from './offline-consumption.ts';
+import type { CaptchaArgs } from './tokens/index.ts';
 import { CLOCK_SKEW_SECONDS, type OfflineKeys, offlineTokenState } from './tokens/offline.ts';
 
 export interface OfflineVerdict {
@@ -8,14 +9,7 @@ export interface OfflineVerdict {
   challenge_id: string;
   action: string;
   uid: null;
-  captcha_args: {
-    platform: string;
-    user_ip: string;
-    referer: string | null;
-    pkg: string | null;
-    solved_at: number;
-    risk_score: number;
-  };
+  captcha_args: CaptchaArgs;
   offline: true;
   client_ip_check?: IpComparison;
   reason?: 'client_ip_mismatch';

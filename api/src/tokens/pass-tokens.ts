@@ -3,18 +3,8 @@ import type { Database } from '@gatehouse/core/db';
 import { type App, passTokens } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
 import { applyClientIpPolicy, type IpComparison } from '@gatehouse/core/ip';
-import type { TokenKeys } from '@gatehouse/core/tokens';
+import type { CaptchaArgs, TokenKeys } from '@gatehouse/core/tokens';
 import { and, eq, isNull, sql } from 'drizzle-orm';
-
-/** Context recorded when the challenge was solved (spec: captcha_args). */
-export interface CaptchaArgs {
-  platform: string;
-  user_ip: string;
-  referer: string | null;
-  pkg: string | null;
-  solved_at: number;
-  risk_score: number;
-}
 
 export interface MintPassToken {
   app: Pick<App, 'id' | 'passTokenTtl'>;

@@ -36,6 +36,16 @@ export function tokenKind(token: string): TokenKind | null {
 /** Degraded tokens live exactly five minutes (spec, Limits). */
 export const DEGRADED_TOKEN_TTL_SECONDS = 300;
 
+/** Context recorded when a challenge was solved, echoed by validation (spec: captcha_args). */
+export interface CaptchaArgs {
+  platform: string;
+  user_ip: string;
+  referer: string | null;
+  pkg: string | null;
+  solved_at: number;
+  risk_score: number;
+}
+
 const unix = z.number().int().nonnegative();
 
 export const passTokenPayload = z.object({
