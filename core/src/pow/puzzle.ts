@@ -32,17 +32,13 @@ export function createPuzzle(params: PowParams, randomBytes: RandomBytes = webRa
   if (!(salt instanceof Uint8Array) || salt.length !== SALT_BYTES) {
     throw new RangeError(`randomBytes(${SALT_BYTES}) must return ${SALT_BYTES} bytes.`);
   }
+  return puzzleOf(params, toBase64Url(salt));
+}
+
+/** Exactly the puzzle's fields: anything else the input carried is left behind. */
+function puzzleOf(params: PowParams, salt: string): Puzzle {
   const { algorithm, memoryKiB, iterations, parallelism, count, target } = params;
-  return {
-    v: PUZZLE_VERSION,
-    algorithm,
-    memoryKiB,
-    iterations,
-    parallelism,
-    count,
-    target,
-    salt: toBase64Url(salt),
-  };
+  return { v: PUZZLE_VERSION, algorithm, memoryKiB, iterations, parallelism, count, target, salt };
 }
 
 /** A well-formed puzzle with its decoded salt, or null: never throws, whatever the input. */
@@ -52,16 +48,5 @@ export function parsePuzzle(input: unknown): { puzzle: Puzzle; salt: Uint8Array 
   if (p.v !== PUZZLE_VERSION || paramsProblem(p) !== null || typeof p.salt !== 'string') return null;
   const salt = fromBase64Url(p.salt);
   if (!salt || salt.length !== SALT_BYTES) return null;
-  const { algorithm, memoryKiB, iterations, parallelism, count, target } = p as PowParams;
-  const puzzle: Puzzle = {
-    v: PUZZLE_VERSION,
-    algorithm,
-    memoryKiB,
-    iterations,
-    parallelism,
-    count,
-    target,
-    salt: p.salt,
-  };
-  return { puzzle, salt };
+  return { puzzle: puzzleOf(p as PowParams, p.salt), salt };
 }
