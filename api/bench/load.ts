@@ -31,19 +31,9 @@ export interface Measurement {
   profile?: ProfileSummary;
 }
 
-/**
- * Drives `child` with autocannon for the given duration. Every case goes through the same code path here
- * (POST, JSON body built per request by setupRequest), so the load generator costs the same everywhere.
- */
-export async function measure(
-  child: Child,
-  spec: LoadSpec,
-  options: LoadOptions & { profile?: boolean; parties?: Parties },
-): Promise<Measurement> {
-  if (options.profile) await child.call({ type: 'profile-start' });
-  const before = snapshot(child.pid, options.parties);
-  const rss = sampleRss(child.pid);
-  const result = await autocannon({
+/** Every case, measured or warming up, goes through here: POST, JSON body built per request. */
+function drive(child: Child, spec: LoadSpec, options: LoadOptions) {
+  return autocannon({
     url: child.url,
     connections: options.connections,
     duration: options.durationSeconds,
@@ -56,6 +46,21 @@ export async function measure(
       },
     ],
   });
+}
+
+/**
+ * Drives `child` with autocannon for the given duration. Every case goes through the same code path here
+ * (POST, JSON body built per request by setupRequest), so the load generator costs the same everywhere.
+ */
+export async function measure(
+  child: Child,
+  spec: LoadSpec,
+  options: LoadOptions & { profile?: boolean; parties?: Parties },
+): Promise<Measurement> {
+  if (options.profile) await child.call({ type: 'profile-start' });
+  const before = snapshot(child.pid, options.parties);
+  const rss = sampleRss(child.pid);
+  const result = await drive(child, spec, options);
   const after = snapshot(child.pid, options.parties);
   const memory = rss.stop();
   const profile = options.profile ? await child.call<ProfileSummary>({ type: 'profile-stop' }) : undefined;
@@ -79,17 +84,5 @@ export async function measure(
 /** A short unmeasured run of the same requests (JIT, connection pools, app cache). */
 export async function warmUp(child: Child, spec: LoadSpec, options: LoadOptions): Promise<void> {
   if (options.durationSeconds <= 0) return;
-  await autocannon({
-    url: child.url,
-    connections: options.connections,
-    duration: options.durationSeconds,
-    requests: [
-      {
-        method: 'POST',
-        path: spec.path,
-        headers: { 'content-type': 'application/json', ...spec.headers },
-        setupRequest: (request) => ({ ...request, body: spec.body() }),
-      },
-    ],
-  });
+  await drive(child, spec, options);
 }
