@@ -1,9 +1,12 @@
+import type { BenchJson, Flow, Server } from '../../api/bench/report.ts';
+import type { ImageResult } from '../../core/bench/images.ts';
 import type { Machine } from './machine.ts';
 
 /**
  * What `npm run bench:report` records: each step's own JSON output, kept as it wrote it, with how the
- * step ran. Only the fields the report reads are typed here; the steps are separate programs
- * (api/bench/run.ts, core/bench/pow/run.ts, core/bench/images.ts, k6 through loadtest/run.sh).
+ * step ran. The steps are separate programs (api/bench/run.ts, core/bench/pow/run.ts,
+ * core/bench/images.ts, k6 through loadtest/run.sh); where a step exports the type of its JSON, the
+ * report imports that type, and types here only the fields it reads of the others.
  */
 
 export interface Step<T> {
@@ -18,39 +21,10 @@ export interface Step<T> {
   error?: string;
 }
 
-export interface ApiMeasurement {
-  reqPerSec: number;
-  p50: number;
-  p99: number;
-  requests: number;
-  statuses: Record<string, number>;
-  errors: number;
-  /** Microseconds of CPU per request; null where /proc could not say. */
-  cpu: { server: number | null; postgres: number | null; redis: number | null; loadgen: number | null };
-  /** The server process's resident set, sampled every 100 ms. */
-  rss?: { beforeMiB: number | null; peakMiB: number | null; afterMiB: number | null };
-}
-
-export type Flow = 'baseline' | 'validate' | 'init' | 'submit' | 'issue';
-export type Server = 'koa' | 'gatehouse' | 'cap' | 'altcha';
-
-export interface ApiCase {
-  name: string;
-  flow: Flow;
-  server: Server;
-  note?: string;
-  skipped?: string;
-  /** Peer cases: how many answers said valid and invalid (the peers answer 200 either way). */
-  outcomes?: { accepted: number; rejected: number };
-  measurement?: ApiMeasurement;
-}
-
-export interface ApiBench {
-  run: { command: string; date: string; machine: string; node: string; postgres: string; settings: string };
-  cases: ApiCase[];
-  /** The aim's verdict as the bench states it (validate against half of bare Koa). */
-  verdict?: string;
-}
+/** The API bench's `--json` output, as api/bench/report.ts defines it (a type import: nothing runs). */
+export type ApiBench = BenchJson;
+export type ApiCase = BenchJson['cases'][number];
+export type { Flow, Server };
 
 export interface PowBench {
   machine: { chromium: string; go: string; rounds: number; msPerMeasurement: number };
@@ -77,13 +51,7 @@ export interface PowBench {
 
 export interface ImageBench {
   runs: number;
-  results: {
-    name: string;
-    runs: number;
-    cpuMs: { p50: number; p99: number };
-    wallMs: { p50: number; p99: number };
-    bytes: Record<string, { mean: number; max: number }>;
-  }[];
+  results: ImageResult[];
 }
 
 /** k6's handleSummary data, as loadtest/lib/gatehouse.js writes it. */

@@ -30,16 +30,18 @@ function step<T>(command: string, data?: T, error?: string): Step<T> {
 function apiCase(name: string, flow: ApiCase['flow'], server: ApiCase['server'], reqPerSec: number): ApiCase {
   return {
     name,
+    group: server === 'koa' ? 'bare Koa' : 'PostgreSQL',
     flow,
     server,
     measurement: {
       reqPerSec,
+      seconds: 5,
       p50: 1000 / reqPerSec,
       p99: 10_000 / reqPerSec,
       requests: reqPerSec * 5,
       statuses: { '200': reqPerSec * 5 },
       errors: 0,
-      cpu: { server: 1e6 / reqPerSec, postgres: 10, redis: null, loadgen: 20 },
+      cpu: { server: 1e6 / reqPerSec, postgres: 10, redis: null, loadgen: 20, machineBusy: null },
       rss: { beforeMiB: 100, peakMiB: 150 + reqPerSec / 1000, afterMiB: 120 },
     },
   };
@@ -73,6 +75,7 @@ function data(overrides: Partial<ReportData['steps']> = {}): ReportData {
           node: '',
           postgres: 'PostgreSQL 15',
           settings: '5 s per case',
+          options: {},
         },
         cases: [
           apiCase('bare Koa, JSON answer', 'baseline', 'koa', 16_000),
@@ -82,6 +85,7 @@ function data(overrides: Partial<ReportData['steps']> = {}): ReportData {
           apiCase('challenge init (ALTCHA)', 'init', 'altcha', 240),
           apiCase('challenge init, invisible tier (PostgreSQL)', 'init', 'gatehouse', 480),
         ],
+        verdict: '',
       }),
       pow: step('POW_BENCH_ROUNDS=2 node core/bench/pow/run.ts', {
         machine: { chromium: '156', go: 'go1.26', rounds: 2, msPerMeasurement: 1000 },
@@ -114,6 +118,8 @@ function data(overrides: Partial<ReportData['steps']> = {}): ReportData {
         results: [
           {
             name: 'slide',
+            kind: 'slide',
+            format: 'webp',
             runs: 200,
             cpuMs: { p50: 9.1, p99: 18.6 },
             wallMs: { p50: 9.4, p99: 19 },
