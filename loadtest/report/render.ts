@@ -90,7 +90,9 @@ function cpuPerRequest(c: ApiCase): number | null {
 
 function apiSection(step: Step<ApiBench>, machine: string, imageDir: string, charts: Chart[]): string[] {
   const { cases, run } = step.data!;
-  const koa = cases.find((c) => c.server === 'koa' && c.measurement)?.measurement;
+  // The baseline every ratio divides by: the first measured bare Koa case.
+  const koaCase = cases.find((c) => c.server === 'koa' && c.measurement);
+  const koa = koaCase?.measurement;
   const caption = (title: string): Caption => ({ title, command: step.command, machine });
   const sorted = sortedCases(cases);
 
@@ -135,12 +137,11 @@ function apiSection(step: Step<ApiBench>, machine: string, imageDir: string, cha
   charts.push(throughput, cpu, latency);
 
   // Each of our first-use cases against bare Koa and against each peer's first-use case of the same flow.
-  const koaCase = plotted.find((c) => c.server === 'koa');
   const ratios: string[] = [];
   for (const ours of plotted.filter((c) => c.server === 'gatehouse')) {
     const rate = ours.measurement!.reqPerSec;
     const parts = [`${label(ours)}: ${num(rate)} req/s`];
-    if (koaCase) parts.push(`${num(rate / koaCase.measurement!.reqPerSec, 2)}× ${label(koaCase)}`);
+    if (koaCase && koa) parts.push(`${num(rate / koa.reqPerSec, 2)}× ${label(koaCase)}`);
     for (const theirs of plotted.filter(
       (c) => c.flow === ours.flow && (c.server === 'cap' || c.server === 'altcha'),
     )) {
