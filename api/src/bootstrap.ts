@@ -89,13 +89,15 @@ export async function bootstrap(
 
 /**
  * Without GATEHOUSE_ADMIN_TOKEN a token is generated once into DATA_DIR/admin-token (mode 0600), where
- * the `gatehouse` command on the same machine finds it.
+ * the `gatehouse` command on the same machine finds it. The `at_` prefix keeps it from ever starting with
+ * a dash (about 1 in 32 base64url tokens would), which option parsers read as a flag in
+ * `--admin-token TOKEN`, and makes it recognisable to secret scanners, as `sk_` does for app secrets.
  */
 export function localAdminToken(dataDir: string): string {
   const file = join(dataDir, 'admin-token');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
-  const token = randomBytes(32).toString('base64url');
+  const token = `at_${randomBytes(32).toString('base64url')}`;
   writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
   return token;
 }
