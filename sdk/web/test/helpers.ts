@@ -141,12 +141,15 @@ export async function dragLikeAHuman(
   await pointer.down(x0, y0);
   await sleep(120);
   const points = humanDrag(seededRandom(seed), dx, { durationMs: 1400, overshootPx: 7 });
-  const started = Date.now();
   let last = { x: x0, y: y0 };
+  let previous = { t: 0, sentAt: Date.now() };
   for (const p of points) {
-    const wait = p.t - (Date.now() - started);
+    // Each gap is kept from the move before, not from the start: when this process stalls (a busy CI
+    // machine), the drag takes longer, as a slow hand would, instead of catching up in a robotic burst.
+    const wait = p.t - previous.t - (Date.now() - previous.sentAt);
     if (wait > 0) await sleep(wait);
     last = { x: x0 + p.x * scale, y: y0 + p.y * scale };
+    previous = { t: p.t, sentAt: Date.now() };
     await pointer.move(last.x, last.y);
   }
   await sleep(80);

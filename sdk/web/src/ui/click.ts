@@ -57,9 +57,11 @@ export function click(ctx: KindContext, view: ClickView): Kind {
     cross.style.top = pct(cy, H);
   };
 
-  const add = (x: number, y: number) => {
+  // `at` is the event's own timestamp (same clock as performance.now()): the moment of the click, not of
+  // the handler, which a busy page can run late and so make two clicks look closer than they were.
+  const add = (x: number, y: number, at: number) => {
     if (busy || clicks.length >= MAX_CLICKS) return;
-    const t = round1(Math.max(0, performance.now() - shownAt));
+    const t = round1(Math.max(0, at - shownAt));
     clicks.push({ x: round1(x), y: round1(y), t });
     const mark = h('span', 'mark', { 'aria-hidden': 'true' });
     mark.textContent = String(clicks.length);
@@ -79,7 +81,7 @@ export function click(ctx: KindContext, view: ClickView): Kind {
   stage.addEventListener('click', (e) => {
     const rect = stage.getBoundingClientRect();
     const scale = rect.width / W || 1;
-    add((e.clientX - rect.left) / scale, (e.clientY - rect.top) / scale);
+    add((e.clientX - rect.left) / scale, (e.clientY - rect.top) / scale, e.timeStamp);
   });
   stage.addEventListener('keydown', (e) => {
     const d = e.shiftKey ? view.keyboard.largeStep : view.keyboard.step;
@@ -94,7 +96,7 @@ export function click(ctx: KindContext, view: ClickView): Kind {
       cx = Math.min(W - 1, Math.max(0, cx + move[0]));
       cy = Math.min(H - 1, Math.max(0, cy + move[1]));
       refresh();
-    } else if (e.key === 'Enter' || e.key === ' ') add(cx, cy);
+    } else if (e.key === 'Enter' || e.key === ' ') add(cx, cy, e.timeStamp);
     else if (e.key === 'Backspace' || e.key === 'Delete') removeLast();
     else return;
     e.preventDefault();
