@@ -350,8 +350,10 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
         expect(degraded.body.data).toMatchObject({ mode: 'degraded', expires_in: 300 });
         expect(degraded.body.data.pass_token).toMatch(/^dg_/);
       }
-      const usage = await api.runtime.db.query.appUsage.findFirst();
-      expect(usage?.challenges).toBe(1);
+      const usage = await api.runtime.db.query.appUsage.findMany({
+        where: (row, { eq }) => eq(row.appId, a.appId),
+      });
+      expect(usage.map((row) => row.challenges)).toEqual([1]);
       const last = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
       const verdict = await api.post('/v1/validate', { pass_token: last.body.data.pass_token }, a.auth);
       expect(verdict.body).toEqual({

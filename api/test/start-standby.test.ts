@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { databaseAvailable, freshPostgresDatabase, type Json, TEST_DATABASE } from './harness.ts';
 import { firstUrl, type Started, startStartTs } from './start-process.ts';
 
@@ -86,13 +86,21 @@ describe.runIf(run)('npm start: the standby roles', () => {
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo-app.json'), 'utf8'));
     const auth = { 'X-App-Key': demo.app_key, 'X-App-Secret': demo.app_secret };
     // The demo app in test mode (a one-hash puzzle offline), seen by the standby's next snapshot.
+    const patchedAt = Date.now();
     const patched = await fetch(`${api}/admin/v1/apps/${demo.app_key}`, {
       method: 'PATCH',
       headers: { ...admin, 'content-type': 'application/json' },
       body: JSON.stringify({ test_mode: true }),
     });
     expect(patched.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2500));
+    // Waits for a snapshot built after the change (refreshed every second), however slow the machine is.
+    await vi.waitFor(
+      async () => {
+        const { snapshot } = (await (await fetch(`${bypass}/status`)).json()) as Json;
+        expect(Date.parse(snapshot.generated_at)).toBeGreaterThan(patchedAt);
+      },
+      { timeout: 15_000, interval: 200 },
+    );
     // As the operator would during an outage: make the standby serve while the API is up.
     expect((await post(`${bypass}/internal/v1/mode`, { mode: 'serve' }, admin)).status).toBe(200);
     try {

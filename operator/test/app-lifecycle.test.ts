@@ -158,6 +158,9 @@ describe.runIf(controlPlaneAvailable())(
 
     it('with every pod marked Ready (a stand-in for a kubelet), the App becomes Ready and Progressing ends', async () => {
       const before = await app();
+      // Condition times have whole seconds: let one pass since Ready=False so the new time must differ.
+      const since = Date.parse(condition(before, 'Ready')?.lastTransitionTime ?? '');
+      await new Promise((r) => setTimeout(r, Math.max(0, since + 1_000 - Date.now())));
       const ready = await eventually(
         'Ready=True',
         async () => {
