@@ -19,11 +19,6 @@ export type DifficultyPolicy = {
   curve: ReadonlyArray<readonly [score: number, seconds: number]>;
 };
 
-/**
- * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 4096, r = 8, p = 1 (4 MiB), about 12 ms
- * per hash in a Chromium worker; about 0.6 s at low risk (6 sub-puzzles of 8 hashes), rising to about 8 s at
- * score 100, where 12 sub-puzzles cap a verify at 12 hashes.
- */
 /** Test-mode apps (integrators' CI): one hash of 8 KiB that always succeeds, on the main API and the standby alike. */
 export const TEST_MODE_POW: PowParams = {
   algorithm: 'argon2id',
@@ -34,6 +29,11 @@ export const TEST_MODE_POW: PowParams = {
   target: 2 ** 32,
 };
 
+/**
+ * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 4096, r = 8, p = 1 (4 MiB), about 12 ms
+ * per hash in a Chromium worker; about 0.6 s at low risk (6 sub-puzzles of 8 hashes), rising to about 8 s at
+ * score 100, where 12 sub-puzzles cap a verify at 12 hashes.
+ */
 export const DEFAULT_POW_POLICY: DifficultyPolicy = {
   algorithm: 'scrypt',
   memoryKiB: 4096,

@@ -1,4 +1,4 @@
-import { createPuzzle } from '@gatehouse/core/pow';
+import { createPuzzle, TEST_MODE_POW } from '@gatehouse/core/pow';
 import { describe, expect, it } from 'vitest';
 import { GatehouseConnectionError } from './errors.ts';
 import { GatehouseChallengeError, solveChallenge } from './headless.ts';
@@ -18,15 +18,7 @@ const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const fail = (status: number, error: string) => json(status, { code: -1, error, message: error });
 const down = () => Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
-const puzzle = () =>
-  createPuzzle({
-    algorithm: 'argon2id',
-    memoryKiB: 8,
-    iterations: 1,
-    parallelism: 1,
-    count: 1,
-    target: 2 ** 32,
-  });
+const puzzle = () => createPuzzle(TEST_MODE_POW);
 const init = (extra: object = {}) =>
   json(200, {
     code: 0,
