@@ -241,7 +241,7 @@ function memorySection(
         [
           'RSS MiB min · median · max',
           'RSS growth (max ÷ first)',
-          'latency drift (max ÷ first)',
+          'latency drift (max ÷ first, medians of 3 samples)',
           'requests',
           'failed',
         ],
