@@ -74,7 +74,7 @@ function median(values) {
 
 // VU-local state: the first samples are the baseline the drift is measured against.
 const first = {};
-const probes = [];
+const recentProbes = [];
 let probeBaseline = 0;
 
 export function monitor() {
@@ -87,10 +87,12 @@ export function monitor() {
     rssGrowth.add(mb / first[instance], { instance });
   }
   // Floors of 5 ms: sub-millisecond probes would make the ratio noise.
-  probes.push(Math.max(probeMedianMs(), 5));
-  if (probes.length >= DRIFT_WINDOW) {
-    probeBaseline ||= median(probes.slice(0, DRIFT_WINDOW));
-    latencyDrift.add(median(probes.slice(-DRIFT_WINDOW)) / probeBaseline);
+  recentProbes.push(Math.max(probeMedianMs(), 5));
+  if (recentProbes.length > DRIFT_WINDOW) recentProbes.shift();
+  if (recentProbes.length === DRIFT_WINDOW) {
+    // The first full window is the baseline.
+    probeBaseline ||= median(recentProbes);
+    latencyDrift.add(median(recentProbes) / probeBaseline);
   }
   sleep(EVERY_S);
 }
