@@ -98,7 +98,7 @@ export function solvePuzzle(p) {
 
 /**
  * init → proof-of-work → submit on one host. Returns {token, res} on success, {failed: res} when the
- * host really failed, {online: true} for service_online, {error: res} for any other answer.
+ * host really failed, {online: true} for service_online (at init or submit), {error: res} for any other answer.
  */
 export function solveOnHost(base, appKey, { headers = {}, tags = {} } = {}) {
   const init = postJson(
@@ -121,6 +121,9 @@ export function solveOnHost(base, appKey, { headers = {}, tags = {} } = {}) {
     { headers, tags: { name: 'submit', ...tags } },
   );
   if (hostFailed(submit)) return { failed: submit };
+  // A standby that stepped back between init and submit (the main API is answering again): as the SDKs
+  // do, the end user goes back to the main API rather than failing.
+  if (submit.status === 503) return { online: true };
   const s = envelope(submit);
   if (submit.status !== 200 || !s || typeof s.data.pass_token !== 'string') return { error: submit };
   return { token: s.data.pass_token, solveMs, algorithm: d.pow.algorithm };

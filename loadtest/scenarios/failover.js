@@ -96,19 +96,40 @@ function phase(startedAt) {
   return 'recovered';
 }
 
-/** One end user: the SDK's continuity rules, written out (sdk/node/src/headless.ts). */
+/** An answer in a few words for the log: status and error code, or k6's transport error. */
+function said(res) {
+  if (!res) return 'no request';
+  if (res.status === 0) return `no answer (${res.error})`;
+  const body = envelope(res);
+  return `${res.status} ${body?.error ?? ''}`.trim();
+}
+
+/** What solveOnHost's outcome was, for the log. */
+function outcome(host, x) {
+  if (x.failed) return `${host} failed: ${said(x.failed)}`;
+  if (x.online) return `${host} service_online`;
+  return `${host} answered ${said(x.error)}`;
+}
+
+/**
+ * One end user: the SDK's continuity rules, written out (sdk/node/src/headless.ts). Returns {token} or
+ * {why}: the last outcome of each host, for the failure's log line.
+ */
 function mint(region, tags) {
   const deadline = Date.now() + FAILOVER_WAIT_MS;
+  let why = 'failover wait over before a first round';
   for (let round = 0; Date.now() < deadline; round++) {
     const main = solveOnHost(region.api, target.apps.test.appKey, { tags });
-    if (main.token) return main.token;
-    if (!main.failed) return null; // a 4xx answer: the same request elsewhere would get it too
+    if (main.token) return { token: main.token };
+    why = outcome('main', main);
+    if (!main.failed) return { why }; // a 4xx answer: the same request elsewhere would get it too
     const standby = solveOnHost(region.bypass, target.apps.test.appKey, { tags });
-    if (standby.token) return standby.token;
-    if (!standby.online && !standby.failed) return null;
+    if (standby.token) return { token: standby.token };
+    why = `${why}; ${outcome('standby', standby)}`;
+    if (!standby.online && !standby.failed) return { why };
     sleep(Math.min(1, 0.1 * 2 ** round)); // service_online: the standby has not seen the outage yet
   }
-  return null;
+  return { why: `${why} (failover wait of ${FAILOVER_WAIT_MS} ms over)` };
 }
 
 /** The backend: main /v1/validate, then the fallback host after a real failure. */
@@ -126,24 +147,36 @@ export function endUser(data) {
   const tags = { phase: phase(data.startedAt), region: region.name };
   const started = Date.now();
   let accepted = null;
+  const tried = [];
   // An end user whose token died in flight with its instance (the backend had no verdict) tries again.
   for (let attempt = 0; attempt < 3 && !accepted; attempt++) {
-    const token = mint(region, tags);
-    if (!token) break;
+    const { token, why } = mint(region, tags);
+    if (!token) {
+      tried.push(`mint: ${why}`);
+      break;
+    }
     const key = `${exec.vu.idInTest}-${exec.scenario.iterationInTest}-${attempt}`;
     const res = backendValidate(region, token, key, tags);
     const body = envelope(res);
     if (res.status === 200 && body && body.data.valid === true) accepted = { token, res };
-    else if (
-      token.startsWith('pt_') &&
-      (res.status === 0 || res.status >= 500 || (body && body.error === 'token_not_found'))
-    )
+    else {
+      tried.push(
+        `validate ${token.split('_')[0]}_: ${said(res)}${body?.data ? ` ${JSON.stringify(body.data)}` : ''}`,
+      );
+      const diedInFlight =
+        token.startsWith('pt_') &&
+        (res.status === 0 || res.status >= 500 || (body && body.error === 'token_not_found'));
+      if (!diedInFlight) break;
       stranded.add(1, tags);
-    else break;
+    }
   }
   verifyMs.add(Date.now() - started, tags);
   if (!check(accepted, { 'end user verified': (a) => a !== null })) {
     failed.add(1, tags);
+    // The threshold says how many; this says why, in the k6 output CI keeps.
+    console.error(
+      `end user failed: region ${region.name}, phase ${tags.phase}, t=${((started - data.startedAt) / 1000).toFixed(2)} s: ${tried.join(' | ')}`,
+    );
     return;
   }
   if (accepted.token.startsWith('offline_')) offline.add(1, tags);

@@ -76,7 +76,16 @@ describe.runIf(run)('k6 scenarios, short forms (2 regions × 2 instances)', () =
       const { code, output, ms } = await runScenario(stack, scenario, env);
       timings[name] = ms;
       const why = code === 99 ? 'thresholds failed' : `exit code ${code}`;
-      expect(code, `${name}: ${why}\n${output.slice(-4000)}\n${stack.output().slice(-2000)}`).toBe(0);
+      // Lines a scenario logs about each failure (failover: "end user failed: …"), however many came before the summary.
+      const failures = output
+        .split('\n')
+        .filter((line) => line.includes('end user failed'))
+        .slice(0, 20)
+        .join('\n');
+      expect(
+        code,
+        `${name}: ${why}\n${failures}\n${output.slice(-4000)}\n${stack.output().slice(-2000)}`,
+      ).toBe(0);
     }, 180_000);
   }
 });
