@@ -169,10 +169,13 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
   }
 }
 
-/** Spec: while the main API is up, the standby answers HTTP 503 `service_online`; retrying does not help. */
+/**
+ * Spec: while the main API is up, the standby answers HTTP 503 `service_online`; retrying does not help.
+ * "Up" is what this process and its peers agree on: one of them that has seen the outage is enough.
+ */
 function serviceOnline(health: MainHealth): Middleware {
   return async function serviceOnline(ctx, next) {
-    if (!health.serving) {
+    if (!(await health.servingNow())) {
       ctx.status = 503;
       ctx.body = envelope('service_online');
       return;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MainHealth } from './main-health.ts';
+import { MemoryOutageBoard, type OutageBoard } from './outage-board.ts';
 
 const settings = { intervalMs: 1000, timeoutMs: 500, failAfter: 3, recoverAfter: 2 };
 
@@ -36,5 +37,61 @@ describe('MainHealth', () => {
   });
   it('probes a real endpoint: a closed port is a failure', async () => {
     expect(await new MainHealth('http://127.0.0.1:9', settings).probeOnce()).toBe(false);
+  });
+
+  describe('with peers on an outage board', () => {
+    function seesOutage(health: MainHealth) {
+      for (let i = 0; i < settings.failAfter; i++) health.record(false);
+    }
+
+    it("serves on a peer's fresh declaration while its own probes still see the main API up", async () => {
+      const board = new MemoryOutageBoard();
+      const bypass = new MainHealth('http://127.0.0.1:1', settings, board);
+      const fallback = new MainHealth('http://127.0.0.1:1', settings, board);
+      expect(await fallback.servingNow()).toBe(false);
+      seesOutage(bypass);
+      expect(bypass.serving).toBe(true);
+      // The fallback's own view is unchanged (its status says so); requests are served all the same.
+      expect(fallback.serving).toBe(false);
+      expect(await fallback.servingNow()).toBe(true);
+      // The operator's word beats a peer's: `online` refuses.
+      fallback.setMode('online');
+      expect(await fallback.servingNow()).toBe(false);
+    });
+
+    it('a peer that recovers withdraws at once; one that crashed lapses a few probes later', async () => {
+      const quick = { intervalMs: 10, timeoutMs: 10, failAfter: 1, recoverAfter: 1 };
+      const board = new MemoryOutageBoard();
+      const recovering = new MainHealth('http://127.0.0.1:1', quick, board);
+      const crashed = new MainHealth('http://127.0.0.1:1', quick, board);
+      const self = new MainHealth('http://127.0.0.1:1', quick, board);
+      recovering.record(false);
+      recovering.record(true);
+      expect(await self.servingNow()).toBe(false);
+      recovering.record(false);
+      crashed.record(false); // and never probes again
+      recovering.record(true);
+      expect(await self.servingNow()).toBe(true);
+      await new Promise((r) => setTimeout(r, 3 * (quick.intervalMs + quick.timeoutMs) + 20));
+      expect(await self.servingNow()).toBe(false);
+    });
+
+    it('a board that fails or hangs leaves the answer to its own view, without holding the request', async () => {
+      const down = () => Promise.reject(new Error('store down'));
+      const failing: OutageBoard = { declare: down, withdraw: down, declared: down };
+      const hanging: OutageBoard = {
+        declare: () => new Promise(() => {}),
+        withdraw: () => new Promise(() => {}),
+        declared: () => new Promise(() => {}),
+      };
+      for (const board of [failing, hanging]) {
+        const health = new MainHealth('http://127.0.0.1:1', settings, board);
+        const started = performance.now();
+        expect(await health.servingNow()).toBe(false);
+        expect(performance.now() - started).toBeLessThan(2_000);
+        seesOutage(health); // declaring into a broken board neither throws nor stops it serving
+        expect(await health.servingNow()).toBe(true);
+      }
+    });
   });
 });

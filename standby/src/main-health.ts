@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type { OutageBoard } from './outage-board.ts';
 
 export type MainState = 'up' | 'down';
 /** `auto`: follow the probes. `serve` / `online`: the operator decided (Kubernetes health probes). */
@@ -13,10 +16,15 @@ export interface ProbeSettings {
   recoverAfter: number;
 }
 
+/** How long a refused request waits for the outage board before answering `service_online` anyway. */
+const BOARD_READ_TIMEOUT_MS = 250;
+
 /**
  * What the standby believes about the main API, from its own probes of `/readyz` with hysteresis (a
  * single lost probe neither starts nor ends an outage), unless the operator has set a mode. It starts
- * `up`: a standby that has not yet seen an outage must not take traffic.
+ * `up`: a standby that has not yet seen an outage must not take traffic. While its own probes see the
+ * main API down it declares so on the outage board, and in `auto` mode it also serves while a peer's
+ * declaration is fresh (`servingNow`), so all the processes probing one main API agree within a request.
  */
 export class MainHealth extends EventEmitter<{ change: [MainState] }> {
   #state: MainState = 'up';
@@ -27,16 +35,39 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
   #timer: NodeJS.Timeout | undefined;
   readonly #url: string;
   readonly #settings: ProbeSettings;
+  readonly #board: OutageBoard | undefined;
+  /** This process on the board (host and pid for whoever reads the store; the UUID keeps it unique). */
+  readonly #boardId = `${hostname()}:${process.pid}:${randomUUID()}`;
 
-  constructor(mainApiUrl: string, settings: ProbeSettings) {
+  constructor(mainApiUrl: string, settings: ProbeSettings, board?: OutageBoard) {
     super();
     this.#url = `${mainApiUrl}/readyz`;
     this.#settings = settings;
+    this.#board = board;
   }
 
-  /** True when standby endpoints should serve instead of answering `service_online`. */
+  /** True when this process's own view (the operator's mode, else its probes) says serve. */
   get serving(): boolean {
     return this.#mode === 'serve' || (this.#mode === 'auto' && this.#state === 'down');
+  }
+
+  /**
+   * Whether a request should be served now: this process's own view, or, in `auto` mode, a fresh
+   * declaration by a peer. The board is read only on the way to refusing; when it cannot be read in
+   * time the answer is the process's own view (`service_online`), as before the board existed.
+   */
+  async servingNow(): Promise<boolean> {
+    if (this.serving) return true;
+    if (this.#mode !== 'auto' || !this.#board) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(resolve, BOARD_READ_TIMEOUT_MS, false);
+    });
+    try {
+      return await Promise.race([this.#board.declared().catch(() => false), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   status() {
@@ -63,6 +94,12 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
       this.#goods = 0;
       this.#fails += 1;
       if (this.#state === 'up' && this.#fails >= this.#settings.failAfter) this.#flip('down');
+    }
+    // Refreshed on every failed probe while the outage lasts (a crashed process's lapses on its own),
+    // withdrawn on recovery. A board that cannot be written leaves peers to their own probes.
+    if (this.#state === 'down' && this.#board) {
+      const { intervalMs, timeoutMs } = this.#settings;
+      this.#board.declare(this.#boardId, 3 * (intervalMs + timeoutMs)).catch(() => {});
     }
   }
 
@@ -91,6 +128,7 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
 
   #flip(state: MainState) {
     this.#state = state;
+    if (state === 'up') this.#board?.withdraw(this.#boardId).catch(() => {});
     this.emit('change', state);
   }
 }

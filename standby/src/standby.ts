@@ -13,6 +13,7 @@ import pino, { type Logger } from 'pino';
 import { createStandbyApp } from './app.ts';
 import type { StandbyConfig } from './config.ts';
 import { MainHealth } from './main-health.ts';
+import { MemoryOutageBoard, type OutageBoard, RedisOutageBoard } from './outage-board.ts';
 import { SnapshotKeeper } from './snapshot.ts';
 
 export interface RunningStandby {
@@ -25,12 +26,13 @@ export interface RunningStandby {
 
 /**
  * Starts the standby's roles: probes of the main API, the snapshot (from disk, then refreshed while the
- * main API is up), the shared store, and one listener per role. `options.store` lets `npm start` share
- * an in-memory store with the main API in the same process.
+ * main API is up), the shared store (offline tokens' consumption and the outage board), and one listener
+ * per role. `options.store` lets `npm start` share an in-memory store with the main API in the same
+ * process; `options.board` lets tests put two standbys on one board without Redis.
  */
 export async function startStandby(
   config: StandbyConfig,
-  options: { store?: ConsumptionStore; logger?: Logger; adminTokenFile?: string } = {},
+  options: { store?: ConsumptionStore; board?: OutageBoard; logger?: Logger; adminTokenFile?: string } = {},
 ): Promise<RunningStandby> {
   const logger = options.logger ?? pino({ level: config.logLevel }).child({ service: 'standby' });
   const redis = config.storeUrl
@@ -44,7 +46,9 @@ export async function startStandby(
   const syncToken = () =>
     config.syncToken ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
 
-  const health = new MainHealth(config.mainApiUrl, config.probe);
+  const board =
+    options.board ?? (redis ? new RedisOutageBoard(redis, config.mainApiUrl) : new MemoryOutageBoard());
+  const health = new MainHealth(config.mainApiUrl, config.probe, board);
   const snapshots = new SnapshotKeeper(join(config.dataDir, 'snapshot.json'), config.mainApiUrl, syncToken);
   if (snapshots.loadFromDisk()) logger.info(snapshots.status(), 'snapshot loaded from disk');
   const refresh = () =>
