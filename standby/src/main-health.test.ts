@@ -57,6 +57,12 @@ describe('MainHealth', () => {
       // The operator's word beats a peer's: `online` refuses.
       fallback.setMode('online');
       expect(await fallback.servingNow()).toBe(false);
+      // And a process the operator holds `online` declares nothing, whatever its probes see.
+      const quiet = new MemoryOutageBoard();
+      const held = new MainHealth('http://127.0.0.1:1', settings, quiet);
+      held.setMode('online');
+      seesOutage(held);
+      expect(await quiet.declared()).toBe(false);
     });
 
     it('a peer that recovers withdraws at once; one that crashed lapses a few probes later', async () => {

@@ -96,8 +96,9 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
       if (this.#state === 'up' && this.#fails >= this.#settings.failAfter) this.#flip('down');
     }
     // Refreshed on every failed probe while the outage lasts (a crashed process's lapses on its own),
-    // withdrawn on recovery. A board that cannot be written leaves peers to their own probes.
-    if (this.#state === 'down' && this.#board) {
+    // withdrawn on recovery. Not under the operator's `online`: it has judged the main API up. A board
+    // that cannot be written leaves peers to their own probes.
+    if (this.#state === 'down' && this.#mode !== 'online' && this.#board) {
       const { intervalMs, timeoutMs } = this.#settings;
       this.#board.declare(this.#boardId, 3 * (intervalMs + timeoutMs)).catch(() => {});
     }
