@@ -96,6 +96,25 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop: () =
 // biome-ignore lint/suspicious/noExplicitAny: tests read JSON answers field by field.
 export type Json = any;
 
+/** POST with JSON in and out (a string body is sent as it is); a body that is not JSON comes back as text. */
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
 export interface TestApi {
   url: string;
   runtime: Runtime;
@@ -162,19 +181,7 @@ export async function startTestApi(
       const { app, secret } = await runtime.apps.create(appSettings.parse({ name: 'test', ...settings }));
       return { appKey: app.appKey, appSecret: secret, appId: app.id };
     },
-    async post(path, body, headers = {}) {
-      const res = await fetch(url + path, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {}
-      return { status: res.status, body: parsed, headers: res.headers };
-    },
+    post: (path, body, headers = {}) => postJson(url + path, body, headers),
     async close() {
       if (server.listening) await stopListening();
       await runtime.close();

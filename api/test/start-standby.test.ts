@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { databaseAvailable, freshPostgresDatabase, type Json, TEST_DATABASE } from './harness.ts';
+import { databaseAvailable, freshPostgresDatabase, type Json, postJson, TEST_DATABASE } from './harness.ts';
 import { firstUrl, type Started, startStartTs } from './start-process.ts';
 
 /**
@@ -15,15 +15,6 @@ import { firstUrl, type Started, startStartTs } from './start-process.ts';
  */
 
 const run = await databaseAvailable();
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Json };
-}
 
 describe.runIf(run)('npm start: the standby roles', () => {
   let child: ChildProcess;
@@ -64,8 +55,8 @@ describe.runIf(run)('npm start: the standby roles', () => {
     const published = (await (await fetch(`${api}/v1/standby`)).json()) as Json;
     expect(published.data).toEqual({ bypass: [bypass], fallback: [fallback] });
 
-    const init = await post(`${bypass}/v1/challenge/init`, { app_key: 'ak_x', action: 'login' });
-    const validate = await post(
+    const init = await postJson(`${bypass}/v1/challenge/init`, { app_key: 'ak_x', action: 'login' });
+    const validate = await postJson(
       `${fallback}/api/validate`,
       { pass_token: 'offline_x.y' },
       { 'X-App-Key': 'ak_x', 'X-App-Secret': 'sk_x' },
@@ -102,11 +93,11 @@ describe.runIf(run)('npm start: the standby roles', () => {
       { timeout: 15_000, interval: 200 },
     );
     // As the operator would during an outage: make the standby serve while the API is up.
-    expect((await post(`${bypass}/internal/v1/mode`, { mode: 'serve' }, admin)).status).toBe(200);
+    expect((await postJson(`${bypass}/internal/v1/mode`, { mode: 'serve' }, admin)).status).toBe(200);
     try {
-      const init = await post(`${bypass}/v1/challenge/init`, { app_key: demo.app_key, action: 'login' });
+      const init = await postJson(`${bypass}/v1/challenge/init`, { app_key: demo.app_key, action: 'login' });
       expect(init.body.data).toMatchObject({ tier: 'invisible', offline: true });
-      const submit = await post(`${bypass}/v1/challenge/submit`, {
+      const submit = await postJson(`${bypass}/v1/challenge/submit`, {
         app_key: demo.app_key,
         challenge_id: init.body.data.challenge_id,
         challenge: init.body.data.challenge,
@@ -114,16 +105,16 @@ describe.runIf(run)('npm start: the standby roles', () => {
       });
       const token = submit.body.data.pass_token as string;
       expect(token).toMatch(/^offline_/);
-      expect((await post(`${api}/v1/validate`, { pass_token: token }, auth)).body.data).toMatchObject({
+      expect((await postJson(`${api}/v1/validate`, { pass_token: token }, auth)).body.data).toMatchObject({
         valid: true,
         offline: true,
       });
-      await post(`${fallback}/internal/v1/mode`, { mode: 'serve' }, admin);
-      expect((await post(`${fallback}/api/validate`, { pass_token: token }, auth)).body.error).toBe(
+      await postJson(`${fallback}/internal/v1/mode`, { mode: 'serve' }, admin);
+      expect((await postJson(`${fallback}/api/validate`, { pass_token: token }, auth)).body.error).toBe(
         'token_already_used',
       );
     } finally {
-      await post(`${bypass}/internal/v1/mode`, { mode: 'auto' }, admin);
+      await postJson(`${bypass}/internal/v1/mode`, { mode: 'auto' }, admin);
     }
   });
 

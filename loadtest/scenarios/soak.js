@@ -62,8 +62,7 @@ function probeMedianMs() {
   const times = [];
   for (let i = 0; i < 5; i++)
     times.push(http.get(`${BASE}/readyz`, { tags: { name: 'probe' } }).timings.duration);
-  times.sort((a, b) => a - b);
-  return times[2];
+  return median(times);
 }
 
 function median(values) {

@@ -6,7 +6,7 @@ import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_URL, redisAvailable, startTestApi, type TestApi } from '../../api/test/harness.ts';
+import { postJson, REDIS_URL, redisAvailable, startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { RedisOutageBoard } from '../src/outage-board.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
@@ -18,16 +18,6 @@ import { type RunningStandby, startStandby } from '../src/standby.ts';
  * found exactly that). The outage board in the shared Redis makes them agree.
  */
 const run = await redisAvailable('the outage board tests (the standby shared store)');
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: test answers are read field by field and asserted on.
-  return { status: res.status, body: (await res.json()) as any };
-}
 
 describe.runIf(run)('outage board in Redis', () => {
   const clients: Redis[] = [];
@@ -99,10 +89,10 @@ describe.runIf(run)(
       const fallback = await standby('fallback');
       const auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
       const init = () =>
-        post(`${bypass.urls.bypass}/v1/challenge/init`, { app_key: app.appKey, action: 'login' });
+        postJson(`${bypass.urls.bypass}/v1/challenge/init`, { app_key: app.appKey, action: 'login' });
       expect((await init()).body.error).toBe('service_online');
       expect(
-        (await post(`${fallback.urls.fallback}/api/validate`, { pass_token: 'offline_x.y' }, auth)).body
+        (await postJson(`${fallback.urls.fallback}/api/validate`, { pass_token: 'offline_x.y' }, auth)).body
           .error,
       ).toBe('service_online');
 
@@ -110,7 +100,7 @@ describe.runIf(run)(
       for (let i = 0; i < 3; i++) bypass.health.record(false);
       const started = await init();
       expect(started.status).toBe(200);
-      const submit = await post(`${bypass.urls.bypass}/v1/challenge/submit`, {
+      const submit = await postJson(`${bypass.urls.bypass}/v1/challenge/submit`, {
         app_key: app.appKey,
         challenge_id: started.body.data.challenge_id,
         challenge: started.body.data.challenge,
@@ -120,16 +110,16 @@ describe.runIf(run)(
       expect(token).toMatch(/^offline_/);
 
       expect(fallback.health.status()).toMatchObject({ main: 'up', serving: false });
-      const verdict = await post(`${fallback.urls.fallback}/api/validate`, { pass_token: token }, auth);
+      const verdict = await postJson(`${fallback.urls.fallback}/api/validate`, { pass_token: token }, auth);
       expect(verdict.status).toBe(200);
       expect(verdict.body.data).toMatchObject({ valid: true, offline: true });
-      const again = await post(`${fallback.urls.fallback}/api/validate`, { pass_token: token }, auth);
+      const again = await postJson(`${fallback.urls.fallback}/api/validate`, { pass_token: token }, auth);
       expect(again.body.error).toBe('token_already_used');
 
       // The operator's `online` is final: no peer overrides it.
       fallback.health.setMode('online');
       expect(
-        (await post(`${fallback.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.error,
+        (await postJson(`${fallback.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.error,
       ).toBe('service_online');
     });
   },

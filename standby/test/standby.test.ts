@@ -5,7 +5,7 @@ import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../api/test/harness.ts';
+import { postJson, startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { expectMatchesOpenApi } from '../../api/test/openapi-assert.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
@@ -16,16 +16,6 @@ const FAST_PROBES = {
   STANDBY_FAIL_AFTER: '3',
   STANDBY_RECOVER_AFTER: '2',
 };
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: test answers are read field by field and asserted on.
-  return { status: res.status, body: (await res.json()) as any };
-}
 
 async function waitFor(what: string, check: () => boolean, ms = 5000) {
   const until = Date.now() + ms;
@@ -64,10 +54,13 @@ describe('standby: service_online, failover, offline tokens', () => {
   });
 
   async function offlineToken(appKey = app.appKey) {
-    const init = await post(`${standby.urls.bypass}/v1/challenge/init`, { app_key: appKey, action: 'login' });
+    const init = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
+      app_key: appKey,
+      action: 'login',
+    });
     expect(init.status).toBe(200);
     const pow = await solvePuzzle(init.body.data.pow as Puzzle);
-    const submit = await post(`${standby.urls.bypass}/v1/challenge/submit`, {
+    const submit = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, {
       app_key: appKey,
       challenge_id: init.body.data.challenge_id,
       challenge: init.body.data.challenge,
@@ -79,11 +72,15 @@ describe('standby: service_online, failover, offline tokens', () => {
 
   it('answers service_online (HTTP 503, code -1) on both roles while the main API is up', async () => {
     expect(standby.snapshots.status()).toMatchObject({ loaded: true, apps: 2 });
-    const bypass = await post(`${standby.urls.bypass}/v1/challenge/init`, {
+    const bypass = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
       app_key: app.appKey,
       action: 'login',
     });
-    const fallback = await post(`${standby.urls.fallback}/api/validate`, { pass_token: 'offline_x.y' }, auth);
+    const fallback = await postJson(
+      `${standby.urls.fallback}/api/validate`,
+      { pass_token: 'offline_x.y' },
+      auth,
+    );
     for (const res of [bypass, fallback]) {
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ code: -1, error: 'service_online' });
@@ -94,10 +91,10 @@ describe('standby: service_online, failover, offline tokens', () => {
   it('serves when the operator says so, and goes back online on `auto` while the main API is up', async () => {
     const token = api.runtime.adminToken;
     const set = (mode: string) =>
-      post(`${standby.urls.fallback}/internal/v1/mode`, { mode }, { Authorization: `Bearer ${token}` });
+      postJson(`${standby.urls.fallback}/internal/v1/mode`, { mode }, { Authorization: `Bearer ${token}` });
     expect(
       (
-        await post(
+        await postJson(
           `${standby.urls.fallback}/internal/v1/mode`,
           { mode: 'serve' },
           { Authorization: 'Bearer wrong' },
@@ -112,7 +109,7 @@ describe('standby: service_online, failover, offline tokens', () => {
     standby.health.setMode('serve');
     const first = await offlineToken();
     expect(first).toMatch(/^offline_/);
-    const verdict = await post(
+    const verdict = await postJson(
       `${standby.urls.fallback}/api/validate`,
       { pass_token: first, client_ip: '127.0.0.1' },
       auth,
@@ -127,7 +124,7 @@ describe('standby: service_online, failover, offline tokens', () => {
       captcha_args: { platform: 'web', user_ip: '127.0.0.1' },
     });
     expect(
-      (await post(`${standby.urls.fallback}/api/validate`, { pass_token: first }, auth)).body.error,
+      (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: first }, auth)).body.error,
     ).toBe('token_already_used');
     // The main API honours the standby's record...
     expect((await api.post('/v1/validate', { pass_token: first }, auth)).body.error).toBe(
@@ -139,14 +136,14 @@ describe('standby: service_online, failover, offline tokens', () => {
     expect(atMain.body.data).toMatchObject({ valid: true, offline: true });
     expectMatchesOpenApi('/v1/validate', 'post', atMain);
     expect(
-      (await post(`${standby.urls.fallback}/api/validate`, { pass_token: second }, auth)).body.error,
+      (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: second }, auth)).body.error,
     ).toBe('token_already_used');
     standby.health.setMode('auto');
   });
 
   it('offline verification is a real check: proof-of-work and a slide for ordinary apps', async () => {
     standby.health.setMode('serve');
-    const init = await post(`${standby.urls.bypass}/v1/challenge/init`, {
+    const init = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
       app_key: strictApp.appKey,
       action: 'login',
     });
@@ -158,10 +155,10 @@ describe('standby: service_online, failover, offline tokens', () => {
       challenge: init.body.data.challenge,
       pow,
     };
-    const noSlide = await post(`${standby.urls.bypass}/v1/challenge/submit`, body);
+    const noSlide = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, body);
     expect(noSlide.status).toBe(422);
     expect(noSlide.body.error).toBe('invalid_answer');
-    const forged = await post(`${standby.urls.bypass}/v1/challenge/submit`, {
+    const forged = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, {
       ...body,
       // Never the genuine challenge: about 1 in 300 already ends in "AA".
       challenge: `${body.challenge.slice(0, -2)}${body.challenge.endsWith('AA') ? 'BB' : 'AA'}`,
@@ -174,19 +171,20 @@ describe('standby: service_online, failover, offline tokens', () => {
     standby.health.setMode('serve');
     const url = `${standby.urls.fallback}/api/validate`;
     expect(
-      (await post(url, { pass_token: 'offline_x.y' }, { ...auth, 'X-App-Secret': 'sk_wrong' })).body.error,
+      (await postJson(url, { pass_token: 'offline_x.y' }, { ...auth, 'X-App-Secret': 'sk_wrong' })).body
+        .error,
     ).toBe('invalid_app_secret');
     expect(
-      (await post(url, { pass_token: 'offline_x.y' }, { ...auth, 'X-App-Key': 'ak_nobody' })).body.error,
+      (await postJson(url, { pass_token: 'offline_x.y' }, { ...auth, 'X-App-Key': 'ak_nobody' })).body.error,
     ).toBe('invalid_app_key');
-    expect((await post(url, { pass_token: 'pt_abc.def' }, auth)).body.error).toBe('token_not_found');
+    expect((await postJson(url, { pass_token: 'pt_abc.def' }, auth)).body.error).toBe('token_not_found');
     const token = await offlineToken();
-    expect((await post(url, { pass_token: `${token.slice(0, -2)}xx` }, auth)).body.error).toBe(
+    expect((await postJson(url, { pass_token: `${token.slice(0, -2)}xx` }, auth)).body.error).toBe(
       'token_not_found',
     );
     const other = { 'X-App-Key': strictApp.appKey, 'X-App-Secret': strictApp.appSecret };
-    expect((await post(url, { pass_token: token }, other)).body.error).toBe('token_not_found');
-    expect((await post(url, { pass_token: 42 }, auth)).status).toBe(400);
+    expect((await postJson(url, { pass_token: token }, other)).body.error).toBe('token_not_found');
+    expect((await postJson(url, { pass_token: 42 }, auth)).status).toBe(400);
     standby.health.setMode('auto');
   });
 
@@ -195,12 +193,12 @@ describe('standby: service_online, failover, offline tokens', () => {
     await waitFor('the standby to serve', () => standby.health.serving);
     const token = await offlineToken();
     expect(
-      (await post(`${standby.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.data.valid,
+      (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.data.valid,
     ).toBe(true);
     await api.resume();
     await waitFor('the standby to step back', () => !standby.health.serving);
     expect(
-      (await post(`${standby.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.error,
+      (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.error,
     ).toBe('service_online');
   });
 });
@@ -217,7 +215,7 @@ describe('standby without a snapshot fails closed', () => {
     const lonely = await startStandby(config, { logger: pino({ level: 'silent' }) });
     try {
       lonely.health.setMode('serve');
-      const res = await post(
+      const res = await postJson(
         `${lonely.urls.fallback}/api/validate`,
         { pass_token: 'offline_a.b' },
         { 'X-App-Key': 'ak_x', 'X-App-Secret': 'sk_x' },
