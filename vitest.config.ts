@@ -20,6 +20,7 @@ export default defineConfig({
             'standby/**/*.test.ts',
             'sdk/node/**/*.test.ts',
             'sdk/web/**/*.test.ts',
+            'sdk/release/**/*.test.ts',
             'operator/**/*.test.ts',
             'charts/**/*.test.ts',
             'k8s/**/*.test.ts',

@@ -151,22 +151,17 @@ start_redis() {
     --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" --save '' --appendonly no
 }
 
-# `npm ci`; when npm refuses the lockfile as out of sync, says so loudly and falls back to `npm install`.
-# (A registry that does not serve every platform's optional binaries, e.g. @biomejs/cli-win32-x64, leaves
-# them out of the lockfile, and npm ci then reports them "missing from lock file" on every machine.)
+# `npm ci`, which installs exactly the committed package-lock.json or fails. A lockfile npm ci refuses
+# (out of sync with a package.json, e.g. platform packages of an optional dependency missing) fails the
+# run with the fix spelled out: a fallback to `npm install` would make every install unreproducible.
 npm_clean_install() {
-  local log
+  local log status=0
   log=$(mktemp)
-  if npm ci --no-audit --no-fund 2>&1 | tee "$log"; then
-    rm -f "$log"
-    return 0
-  fi
-  if grep -q 'can only install packages when your package.json and package-lock.json' "$log"; then
-    rm -f "$log"
-    printf '\033[33m!!! npm ci refused package-lock.json (out of sync, see above): falling back to npm install\033[0m\n'
-    npm install --no-audit --no-fund
-    return
+  npm ci --no-audit --no-fund 2>&1 | tee "$log" || status=$?
+  if ((status != 0)) && grep -q 'can only install packages when your package.json and package-lock.json' "$log"; then
+    printf '\033[31m!!! npm ci refused package-lock.json (out of sync, see above). Regenerate it with\n' >&2
+    printf '    npm install --package-lock-only   (on a registry serving every platform package) and commit it.\033[0m\n' >&2
   fi
   rm -f "$log"
-  return 1
+  return "$status"
 }
