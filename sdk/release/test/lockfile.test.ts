@@ -21,13 +21,25 @@ describe('package-lock.json', () => {
 
   it('is accepted by npm ci as it is committed (in sync with every package.json)', async () => {
     const root = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { workspaces: string[] };
-    for (const file of ['package.json', 'package-lock.json', ...root.workspaces.map((w) => `${w}/package.json`)]) {
+    for (const file of [
+      'package.json',
+      'package-lock.json',
+      ...root.workspaces.map((w) => `${w}/package.json`),
+    ]) {
       mkdirSync(dirname(join(scratch, file)), { recursive: true });
       copyFileSync(join(repo, file), join(scratch, file));
     }
     const result = await run(
       'npm',
-      ['ci', '--dry-run', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--engine-strict=false'],
+      [
+        'ci',
+        '--dry-run',
+        '--offline',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        '--engine-strict=false',
+      ],
       { cwd: scratch, env: { ...process.env, npm_config_cache: join(scratch, '.npm-cache') } },
     ).then(
       (r) => ({ ok: true, out: r.stdout + r.stderr }),
