@@ -4,11 +4,16 @@ import { GatehouseError } from '@gatehouse/core/errors';
 import { DEGRADED_TOKEN_TTL_SECONDS, MAX_TOKEN_LENGTH } from '@gatehouse/core/tokens';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
-import { countChallenge } from '../quotas/monthly-quota.ts';
+import { countChallenge, refundChallenge } from '../quotas/monthly-quota.ts';
 import { resolvePolicy } from '../risk/policy.ts';
 import { clientSignals, type RequestFacts } from '../risk/signals.ts';
 import { mintDegradedToken } from '../tokens/degraded-tokens.ts';
-import { actionSchema, useServerToken } from '../tokens/server-tokens.ts';
+import {
+  actionSchema,
+  type CheckedServerToken,
+  checkServerToken,
+  spendServerTokenUse,
+} from '../tokens/server-tokens.ts';
 import { makeImage, makePow, pickImageKind } from './kinds.ts';
 import { CHALLENGE_TTL_SECONDS, sealChallenge } from './sealed-challenge.ts';
 
@@ -44,9 +49,11 @@ export type InitResult =
     };
 
 /**
- * Challenge initialization, in the spec's order: 1. the app, enabled, 2. allowed domains, 3. the server
- * token (required or presented: checked and its use counted), 4. the monthly quota (exhausted without
- * overage: a `dg_` token at once, nothing counted), 5. the risk score and tier, 6. the sealed challenge.
+ * Challenge initialization: 1. the app, enabled, 2. allowed domains, 3. the server token (required or
+ * presented: checked, its use not yet spent), 4. the risk score and tier, which may refuse (rate limited,
+ * rejected), 5. the monthly quota (exhausted without overage: a `dg_` token, nothing counted and no
+ * server-token use spent), 6. the server token's use, 7. the sealed challenge. Only what is served is
+ * counted: a refusal at 3 or 4 spends neither the quota nor the server token (issue 11, finding 10).
  */
 export async function initChallenge(
   deps: Deps,
@@ -60,16 +67,38 @@ export async function initChallenge(
   // The browser sets Origin and page scripts cannot change it; the body's referer is the page's claim.
   checkDomain(app, body.platform, facts.origin || referer);
 
-  let uid: string | null = null;
+  let serverToken: CheckedServerToken | undefined;
   if (body.server_token) {
-    ({ uid } = await useServerToken(deps.db, deps.keys, app, body.server_token, {
+    serverToken = await checkServerToken(deps.db, deps.keys, app, body.server_token, {
       action: body.action,
       ip: facts.ip,
       deviceId: body.device_id,
       fingerprint: body.fingerprint,
-    }));
+    });
   } else if (app.serverTokenRequired) {
     throw new GatehouseError('server_token_required');
+  }
+
+  const policy = resolvePolicy(app.riskPolicy);
+  const attested =
+    body.attestation !== undefined && (await deps.attestation?.verify(body.attestation)) === true;
+  const risk = await deps.risk.assess({
+    appId: app.id,
+    facts: { ...facts, platform: body.platform },
+    signals: body.signals,
+    policy,
+    serverToken: serverToken !== undefined,
+    attested,
+  });
+  // Test apps always get the invisible tier at trivial difficulty (integrators' CI), never by default.
+  const tier = app.testMode ? 'invisible' : risk.tier;
+  deps.logger.info(
+    { app: app.appKey, action: body.action, score: risk.score, tier, reasons: risk.reasons },
+    'risk',
+  );
+  if (tier === 'reject') {
+    deps.metrics.challenges.inc({ tier });
+    throw new GatehouseError('request_rejected');
   }
 
   const quota = await countChallenge(deps.db, app);
@@ -81,26 +110,15 @@ export async function initChallenge(
       expires_in: DEGRADED_TOKEN_TTL_SECONDS,
     };
   }
-
-  const policy = resolvePolicy(app.riskPolicy);
-  const attested =
-    body.attestation !== undefined && (await deps.attestation?.verify(body.attestation)) === true;
-  const risk = await deps.risk.assess({
-    appId: app.id,
-    facts: { ...facts, platform: body.platform },
-    signals: body.signals,
-    policy,
-    serverToken: body.server_token !== undefined,
-    attested,
-  });
-  // Test apps always get the invisible tier at trivial difficulty (integrators' CI), never by default.
-  const tier = app.testMode ? 'invisible' : risk.tier;
-  deps.logger.info(
-    { app: app.appKey, action: body.action, score: risk.score, tier, reasons: risk.reasons },
-    'risk',
-  );
+  if (serverToken) {
+    // Another init spent the last use since the check: this one is refused, so its unit is given back.
+    await spendServerTokenUse(deps.db, serverToken).catch(async (error: unknown) => {
+      await refundChallenge(deps.db, app);
+      throw error;
+    });
+  }
+  const uid = serverToken?.uid ?? null;
   deps.metrics.challenges.inc({ tier });
-  if (tier === 'reject') throw new GatehouseError('request_rejected');
 
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;

@@ -30,6 +30,13 @@ export async function countChallenge(db: Database, app: App, now = new Date()): 
   return { allowed: false, used: plan.monthlyQuota };
 }
 
+/** Gives back one unit counted by `countChallenge` for an initialization refused after it was counted. */
+export async function refundChallenge(db: Database, app: Pick<App, 'id'>, now = new Date()): Promise<void> {
+  await db.execute(sql`
+    update app_usage set challenges = challenges - 1
+    where app_id = ${app.id} and period = ${quotaPeriod(now)} and challenges > 0`);
+}
+
 /** postgres.js returns an array of rows, PGlite an object with `rows`. */
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);

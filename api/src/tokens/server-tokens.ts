@@ -112,18 +112,24 @@ export interface ServerTokenPresentation {
   fingerprint?: string | undefined;
 }
 
+/** A server token that passed every check of `checkServerToken`; its use is not counted yet. */
+export interface CheckedServerToken {
+  id: string;
+  uid: string | null;
+}
+
 /**
- * Accepts a server token at challenge initialization: 1. MAC and app (nothing read for a forgery),
- * 2. expiry, 3. the row exists, 4. action and bindings match the request, 5. one use counted atomically
- * (a conditional UPDATE, so concurrent inits never exceed max_uses). Returns the bound uid, if any.
+ * Accepts a server token at challenge initialization, 1. to 4. of `useServerToken`, reading only: the use
+ * is spent later by `spendServerTokenUse`, once the request is known to be served (not rate limited, not
+ * rejected, not degraded).
  */
-export async function useServerToken(
+export async function checkServerToken(
   db: Database,
   keys: TokenKeys,
   app: Pick<App, 'id'>,
   token: string,
   seen: ServerTokenPresentation,
-): Promise<{ uid: string | null }> {
+): Promise<CheckedServerToken> {
   const payload = keys.openServer(token);
   if (!payload || payload.app !== app.id) throw new GatehouseError('server_token_invalid');
   if (payload.exp * 1000 <= Date.now()) throw new GatehouseError('server_token_expired');
@@ -148,17 +154,39 @@ export async function useServerToken(
       'The fingerprint does not match the server token.',
     );
   }
+  if (row.uses >= row.maxUses) throw new GatehouseError('server_token_exhausted');
+  return { id: row.id, uid: row.bindUid };
+}
+
+/** Counts one use atomically (a conditional UPDATE, so concurrent inits never exceed max_uses). */
+export async function spendServerTokenUse(db: Database, checked: CheckedServerToken): Promise<void> {
   const [used] = await db
     .update(serverTokens)
     .set({ uses: sql`${serverTokens.uses} + 1` })
     .where(
       and(
-        eq(serverTokens.id, row.id),
+        eq(serverTokens.id, checked.id),
         lt(serverTokens.uses, serverTokens.maxUses),
         gt(serverTokens.expiresAt, sql`now()`),
       ),
     )
     .returning({ uses: serverTokens.uses });
   if (!used) throw new GatehouseError('server_token_exhausted');
-  return { uid: row.bindUid };
+}
+
+/**
+ * Accepts a server token and spends one use: 1. MAC and app (nothing read for a forgery), 2. expiry,
+ * 3. the row exists, 4. action and bindings match the request, 5. one use counted atomically.
+ * Returns the bound uid, if any.
+ */
+export async function useServerToken(
+  db: Database,
+  keys: TokenKeys,
+  app: Pick<App, 'id'>,
+  token: string,
+  seen: ServerTokenPresentation,
+): Promise<{ uid: string | null }> {
+  const checked = await checkServerToken(db, keys, app, token, seen);
+  await spendServerTokenUse(db, checked);
+  return { uid: checked.uid };
 }
