@@ -103,7 +103,26 @@ export const settings = pgTable('settings', {
   createdAt: tstz('created_at').notNull().default(sql`now()`),
 });
 
+/**
+ * The standby keyring (core/src/standby-keys.ts): one `offline_` signing key per standby region, random,
+ * stored sealed under a key derived from the master key (a database dump alone does not reveal it).
+ */
+export const standbyKeys = pgTable(
+  'standby_keys',
+  {
+    kid: text('kid').primaryKey(),
+    region: text('region').notNull(),
+    sealedKey: text('sealed_key').notNull(),
+    status: text('status').notNull(),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+    retiredAt: tstz('retired_at'),
+    revokedAt: tstz('revoked_at'),
+  },
+  (t) => [index('standby_keys_region_idx').on(t.region)],
+);
+
 export type App = typeof apps.$inferSelect;
 export type NewApp = typeof apps.$inferInsert;
 export type PassTokenRow = typeof passTokens.$inferSelect;
 export type ServerTokenRow = typeof serverTokens.$inferSelect;
+export type StandbyKeyRow = typeof standbyKeys.$inferSelect;
