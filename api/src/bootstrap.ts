@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '@gatehouse/core/db';
+import { createLogger } from '@gatehouse/core/logging';
 import {
   type ConsumptionStore,
   MemoryConsumptionStore,
@@ -9,7 +10,7 @@ import {
 } from '@gatehouse/core/offline-consumption';
 import { OfflineKeys } from '@gatehouse/core/tokens';
 import { Redis } from 'ioredis';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
@@ -37,12 +38,7 @@ export async function bootstrap(
   logger?: Logger,
   options: BootstrapOptions = {},
 ): Promise<Runtime> {
-  const log =
-    logger ??
-    pino({
-      level: config.logLevel,
-      redact: { paths: ['*.app_secret', '*.secret', '*.headers', 'req.headers'], censor: '[redacted]' },
-    });
+  const log = logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.pgliteDir,

@@ -1,3 +1,4 @@
+import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
 import { issuerConfig } from './risk/attestation.ts';
 
@@ -31,6 +32,7 @@ const schema = z.object({
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(LOG_FORMATS).default('auto'),
   RISK_REPUTATION_FILE: z.string().optional(),
   PRIVACY_PASS_ISSUERS: z.string().optional(),
   STANDBY_BYPASS_URLS: z.string().optional(),
@@ -54,6 +56,8 @@ export type Config = {
   tokenKey: Buffer | undefined;
   trustProxy: boolean;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  /** auto: readable in a terminal, JSON otherwise. */
+  logFormat: z.infer<typeof schema>['LOG_FORMAT'];
   bodyLimitBytes: number;
   /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
   reputationFile: string | undefined;
@@ -94,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenKey,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     reputationFile: e.RISK_REPUTATION_FILE || undefined,
     standby: {

@@ -1,3 +1,4 @@
+import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
 
 /** The standby's environment, parsed once; `.env.example` at the root lists every key. */
@@ -16,6 +17,7 @@ const schema = z.object({
   STANDBY_RECOVER_AFTER: z.coerce.number().int().min(1).max(100).default(3),
   STANDBY_SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(LOG_FORMATS).default('auto'),
 });
 
 export type StandbyConfig = {
@@ -31,6 +33,8 @@ export type StandbyConfig = {
   probe: { intervalMs: number; timeoutMs: number; failAfter: number; recoverAfter: number };
   snapshotIntervalMs: number;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
+  /** auto: readable in a terminal, JSON otherwise. */
+  logFormat: z.infer<typeof schema>['LOG_FORMAT'];
 };
 
 export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): StandbyConfig {
@@ -57,5 +61,6 @@ export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): Standby
     },
     snapshotIntervalMs: e.STANDBY_SNAPSHOT_INTERVAL_MS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
 }

@@ -3,13 +3,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { createLogger } from '@gatehouse/core/logging';
 import {
   type ConsumptionStore,
   MemoryConsumptionStore,
   RedisConsumptionStore,
 } from '@gatehouse/core/offline-consumption';
 import { Redis } from 'ioredis';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createStandbyApp } from './app.ts';
 import type { StandbyConfig } from './config.ts';
 import { MainHealth } from './main-health.ts';
@@ -34,7 +35,9 @@ export async function startStandby(
   config: StandbyConfig,
   options: { store?: ConsumptionStore; board?: OutageBoard; logger?: Logger; adminTokenFile?: string } = {},
 ): Promise<RunningStandby> {
-  const logger = options.logger ?? pino({ level: config.logLevel }).child({ service: 'standby' });
+  const logger =
+    options.logger ??
+    createLogger({ level: config.logLevel, format: config.logFormat }).child({ service: 'standby' });
   const redis = config.storeUrl
     ? new Redis(config.storeUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;
