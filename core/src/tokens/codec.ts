@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { constantTimeEqual, hmac, type MacKey } from '../crypto.ts';
+import { MAX_TOKEN_LENGTH } from './prefix.ts';
 
 /**
  * Sealed token format: `<prefix><payload>.<mac>`, both parts base64url. The MAC (HMAC-SHA-256, truncated
@@ -8,8 +9,8 @@ import { constantTimeEqual, hmac, type MacKey } from '../crypto.ts';
  */
 const MAC_BYTES = 16;
 const B64URL = /^[A-Za-z0-9_-]+$/;
-/** No token we mint comes near this; longer input is rejected before any work. */
-export const MAX_TOKEN_LENGTH = 1024;
+
+export { MAX_TOKEN_LENGTH };
 
 export function sealToken(prefix: string, key: Buffer | MacKey, payload: object): string {
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { deriveKey, type MacKey, macKey } from '../crypto.ts';
 import { openToken, sealToken } from './codec.ts';
+import { PREFIX } from './prefix.ts';
 
 export { MAX_TOKEN_LENGTH, openToken, sealToken } from './codec.ts';
 export {
@@ -12,16 +13,7 @@ export {
   offlineTokenPayload,
   offlineTokenState,
 } from './offline.ts';
-
-/** Token prefixes, as the spec names them. */
-export const PREFIX = {
-  pass: 'pt_',
-  server: 'sct_',
-  degraded: 'dg_',
-  offline: 'offline_',
-  clientOnly: 'co_',
-  challenge: 'ch_',
-} as const;
+export { PREFIX } from './prefix.ts';
 
 export type TokenKind = keyof typeof PREFIX;
 

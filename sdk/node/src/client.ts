@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MAX_TOKEN_LENGTH, PREFIX } from '@gatehouse/core/tokens';
+import { MAX_TOKEN_LENGTH, PREFIX } from '@gatehouse/core/tokens/prefix';
 import { type Answer, errorFromAnswer, GatehouseApiError, GatehouseConfigError } from './errors.ts';
 import { type GatehouseOptions, resolveOptions } from './options.ts';
 import { StandbyDirectory } from './standby.ts';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PREFIX } from '@gatehouse/core/tokens';
+import { PREFIX } from '@gatehouse/core/tokens/prefix';
 import { GatehouseError } from './errors.ts';
 import {
   GatehouseChallengeError,

@@ -1,4 +1,4 @@
-import { PREFIX } from '@gatehouse/core/tokens';
+import { PREFIX } from '@gatehouse/core/tokens/prefix';
 import { type Answer, type Envelope, GatehouseConnectionError } from './errors.ts';
 import { DEFAULT_RETRY, type Outcome, parseRetryAfter, type RetryPolicy, retryDelay } from './retry.ts';
 
