@@ -116,8 +116,10 @@ export class Manager {
   async #lead(): Promise<void> {
     const signal = this.#stop.signal;
     if (!this.#elector) {
-      this.#running = this.#startControllers();
+      const term = new AbortController();
+      this.#running = this.#startControllers(term.signal);
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      term.abort(new Error('operator stopping'));
       await this.#running.stop();
       this.#running = undefined;
       return;
@@ -125,29 +127,37 @@ export class Manager {
     while (!signal.aborted) {
       if (!(await this.#elector.acquire(signal))) break;
       this.metrics.leader.set(1);
-      this.#running = this.#startControllers();
-      await this.#elector.holdUntilLost(signal);
-      await this.#running.stop();
+      // Everything this term does to the cluster, the admin API and the standby goes through clients
+      // bound to `term`: aborting it cancels the calls in flight and refuses new ones, so a replica
+      // that lost the lease stops acting at once rather than when its reconciles finish.
+      const term = new AbortController();
+      const running = this.#startControllers(term.signal);
+      this.#running = running;
+      const why = await this.#elector.holdUntilLost(signal);
+      term.abort(new Error(why === 'stopped' ? 'operator stopping' : `leadership lost (${why})`));
       this.#running = undefined;
       this.metrics.leader.set(0);
+      if (why !== 'stopped') this.metrics.leadershipLosses.inc({ why });
+      await running.stop();
       if (signal.aborted && this.#release) await this.#elector.release();
     }
   }
 
-  #startControllers() {
+  #startControllers(term: AbortSignal) {
     const { config, logger } = this.#o;
+    const client = this.client.bound(term);
     const t = this.#o.timings ?? {};
     const ns = config.watchNamespace;
     const onRelist = (kind: string) => () => this.metrics.watchRelists.inc({ kind });
     const onReconnect = (kind: string) => () => this.metrics.watchReconnects.inc({ kind });
-    const apps = new Informer<App>(this.client, {
+    const apps = new Informer<App>(client, {
       type: APPS,
       namespace: ns,
       logger,
       onRelist: onRelist('App'),
       onReconnect: onReconnect('App'),
     });
-    const deployments = new Informer<Deployment>(this.client, {
+    const deployments = new Informer<Deployment>(client, {
       type: DEPLOYMENTS,
       namespace: ns,
       labelSelector: `${LABEL.managedBy}=${MANAGED_BY}`,
@@ -166,14 +176,15 @@ export class Manager {
       { probe: this.#o.probe, onResult: (ok) => this.metrics.probes.inc({ result: ok ? 'ok' : 'fail' }) },
     );
     const deps: ControllerDeps = {
-      client: this.client,
-      admin: new AdminClient({ url: config.adminUrl, token: config.adminToken }),
+      client,
+      admin: new AdminClient({ url: config.adminUrl, token: config.adminToken, signal: term }),
       prober,
       standby: new StandbySwitch({
         token: config.standbyToken,
-        targets: this.#o.standbyTargets ?? endpointSliceTargets(this.client),
+        targets: this.#o.standbyTargets ?? endpointSliceTargets(client),
+        signal: term,
       }),
-      recorder: new KubeEventRecorder(this.client, FIELD_MANAGER, this.identity, logger),
+      recorder: new KubeEventRecorder(client, FIELD_MANAGER, this.identity, logger),
       defaults: { images: config.images, runtimeSecret: config.runtimeSecret },
       deployment: (key) => deployments.get(key),
       memory: { pendingCredentials: new Map(), verifiedSettings: new Map(), standbyModes: new Map() },
@@ -185,7 +196,7 @@ export class Manager {
     };
     const controller = new AppController(deps, (key) => {
       const [namespace, name] = key.split('/');
-      return this.client.getOrNull<App>(resourcePath(APPS, namespace, name));
+      return client.getOrNull<App>(resourcePath(APPS, namespace, name));
     });
     runner = new ControllerRunner(controller, {
       name: 'app',

@@ -58,8 +58,11 @@ export interface ApiResponse {
 export interface ControlPlane {
   /** The apiserver's base URL, https://127.0.0.1:<port> (a kubeconfig's `server`). */
   server: string;
-  /** A KubeConfig (@kubernetes/client-node) for the admin (default) or the operator's service account. */
-  kubeConfig(who?: Identity): KubeConfig;
+  /**
+   * A KubeConfig (@kubernetes/client-node) for the admin (default) or the operator's service account;
+   * `server` points it elsewhere, e.g. at a proxy in front of the apiserver (the certificate names 127.0.0.1).
+   */
+  kubeConfig(who?: Identity, server?: string): KubeConfig;
   /** The path of a kubeconfig file for the admin, for command-line clients (helm, kube-controller-manager). */
   kubeconfigFile: string;
   /** One HTTPS request as the admin: a JSON body (or a string as it is) in, the status and body out. */
@@ -71,6 +74,11 @@ export interface ControlPlane {
   work: string;
   /** How long startControlPlane took, PKI to the last health check. */
   startupMs: number;
+  /**
+   * Stops kube-apiserver (SIGTERM: it closes its connections, as in a rolling upgrade of the control
+   * plane), waits `downMs`, starts it again with the same flags and waits for /readyz. etcd keeps the data.
+   */
+  restartApiserver(downMs?: number): Promise<void>;
   /** Ends the processes (SIGTERM, SIGKILL after 5 s) and removes `work`. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -205,10 +213,10 @@ export async function startControlPlane(
     `${tokens.admin},gatehouse-admin,gatehouse-admin,"system:masters"\n` +
       `${tokens.operator},${OPERATOR_USER},gatehouse-operator-uid,"system:serviceaccounts,system:serviceaccounts:gatehouse-system"\n`,
   );
-  const kubeConfig = (who: Identity = 'admin') => {
+  const kubeConfig = (who: Identity = 'admin', via = server) => {
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'test', server, caFile: join(pki, 'ca.crt') }],
+      clusters: [{ name: 'test', server: via, caFile: join(pki, 'ca.crt') }],
       users: [{ name: who, token: tokens[who] }],
       contexts: [{ name: who, cluster: 'test', user: who }],
       currentContext: who,
@@ -243,11 +251,12 @@ export async function startControlPlane(
   const healthy = async (url: string, dispatcher = agent) =>
     (await fetch(url, { dispatcher, signal: AbortSignal.timeout(3000) })).ok;
 
-  const procs: { name: Binary; child: ChildProcess; error?: Error }[] = [];
+  const procs: { name: Binary; child: ChildProcess; args: string[]; error?: Error }[] = [];
   const run = (name: Binary, args: string[]) => {
     const fd = openSync(join(work, `${name}.log`), 'a');
     const proc: (typeof procs)[number] = {
       name,
+      args,
       child: spawn(join(TOOLS_BIN, name), args, { stdio: ['ignore', fd, fd] }),
     };
     closeSync(fd);
@@ -269,18 +278,33 @@ export async function startControlPlane(
       await sleep(200);
     }
   };
+  const terminate = async (child: ChildProcess) => {
+    if (exited(child)) return;
+    const gone = new Promise((ok) => child.once('exit', ok)).then(() => true);
+    child.kill('SIGTERM');
+    if (!(await Promise.race([gone, sleep(5000).then(() => false)]))) {
+      child.kill('SIGKILL');
+      await Promise.race([gone, sleep(5000)]);
+    }
+  };
+  const restartApiserver = async (downMs = 0) => {
+    const index = procs.findIndex((p) => p.name === 'kube-apiserver');
+    const proc = procs[index];
+    if (!proc) throw new Error('no kube-apiserver to restart');
+    await terminate(proc.child);
+    procs.splice(index, 1);
+    await sleep(downMs);
+    run('kube-apiserver', proc.args);
+    await waitFor(
+      'kube-apiserver /readyz after a restart',
+      180_000,
+      async () => (await call('GET', '/readyz')).status === 200,
+    );
+  };
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      for (const { child } of [...procs].reverse()) {
-        if (exited(child)) continue;
-        const gone = new Promise((ok) => child.once('exit', ok)).then(() => true);
-        child.kill('SIGTERM');
-        if (!(await Promise.race([gone, sleep(5000).then(() => false)]))) {
-          child.kill('SIGKILL');
-          await Promise.race([gone, sleep(5000)]);
-        }
-      }
+      for (const { child } of [...procs].reverse()) await terminate(child);
       await agent.close();
       rmSync(work, { recursive: true, force: true });
     })());
@@ -349,5 +373,14 @@ export async function startControlPlane(
     await stop();
     throw new Error(`${(err as Error).message}\n${tails}`);
   }
-  return { server, kubeConfig, kubeconfigFile, call, work, startupMs: Date.now() - started, stop };
+  return {
+    server,
+    kubeConfig,
+    kubeconfigFile,
+    call,
+    work,
+    startupMs: Date.now() - started,
+    restartApiserver,
+    stop,
+  };
 }

@@ -45,13 +45,17 @@ export interface AdminClientOptions {
   token: string;
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Cancels every call (the leadership term): a replica that lost the lease stops talking to the service. */
+  signal?: AbortSignal;
 }
 
 /** Client of the main API's admin API (`/admin/v1/apps`), the operator's only way into the service's database. */
 export class AdminClient {
-  readonly #o: Required<AdminClientOptions>;
+  readonly #o: Required<Omit<AdminClientOptions, 'signal'>>;
+  readonly #signal: AbortSignal | undefined;
 
   constructor(options: AdminClientOptions) {
+    this.#signal = options.signal;
     this.#o = {
       timeoutMs: 10_000,
       fetch: globalThis.fetch,
@@ -102,9 +106,13 @@ export class AdminClient {
           ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.#o.timeoutMs),
+        signal: this.#signal
+          ? AbortSignal.any([this.#signal, AbortSignal.timeout(this.#o.timeoutMs)])
+          : AbortSignal.timeout(this.#o.timeoutMs),
       });
     } catch (err) {
+      // A cancelled term is not the admin API's fault: not a soft AdminApiError, the reconcile just ends.
+      if (this.#signal?.aborted) throw this.#signal.reason;
       throw new AdminApiError(
         0,
         'unreachable',

@@ -56,8 +56,17 @@ export class StandbySwitch {
   readonly #targets: StandbyTargets;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
+  readonly #signal: AbortSignal | undefined;
 
-  constructor(options: { token: string; targets: StandbyTargets; timeoutMs?: number; fetch?: typeof fetch }) {
+  constructor(options: {
+    token: string;
+    targets: StandbyTargets;
+    timeoutMs?: number;
+    fetch?: typeof fetch;
+    /** Cancels every call (the leadership term). */
+    signal?: AbortSignal;
+  }) {
+    this.#signal = options.signal;
     this.#token = options.token;
     this.#targets = options.targets;
     this.#timeoutMs = options.timeoutMs ?? 3000;
@@ -83,7 +92,9 @@ export class StandbySwitch {
         method: 'POST',
         headers: { Authorization: `Bearer ${this.#token}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ mode }),
-        signal: AbortSignal.timeout(this.#timeoutMs),
+        signal: this.#signal
+          ? AbortSignal.any([this.#signal, AbortSignal.timeout(this.#timeoutMs)])
+          : AbortSignal.timeout(this.#timeoutMs),
       });
       await res.body?.cancel();
       return res.ok ? null : `${url}: HTTP ${res.status}`;

@@ -18,6 +18,8 @@ export const isConflict = (err: unknown) => err instanceof KubeApiError && err.s
 export const isGone = (err: unknown) => err instanceof KubeApiError && err.status === 410;
 
 export type Query = Record<string, string | number | boolean | undefined>;
+/** Per-call options of the plain verbs: a signal that cancels this one call (e.g. a Lease call's deadline). */
+export type CallOptions = { signal?: AbortSignal };
 export type KubeObject = {
   apiVersion?: string;
   kind?: string;
@@ -48,13 +50,27 @@ export class KubeClient {
   readonly #timeoutMs: number;
   /** client-node makes a new connection pool per request; the first one is kept and reused. */
   #dispatcher: ReturnType<RequestContext['getDispatcher']>;
+  /** A leadership term: once aborted, every call of this client (watches included) fails at once. */
+  readonly #term: AbortSignal | undefined;
 
-  constructor(kc: KubeConfig, options: { timeoutMs?: number } = {}) {
+  constructor(kc: KubeConfig, options: { timeoutMs?: number; term?: AbortSignal } = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('The kubeconfig has no current cluster.');
     this.#kc = kc;
     this.#server = cluster.server.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#term = options.term;
+  }
+
+  /**
+   * The same client bound to `term`: when it aborts, calls in flight are cancelled and new ones fail
+   * without being sent. The controllers of one leadership term use such a client, so a replica that
+   * lost the lease stops writing at once instead of finishing its reconciles.
+   */
+  bound(term: AbortSignal): KubeClient {
+    const view = new KubeClient(this.#kc, { timeoutMs: this.#timeoutMs, term });
+    view.#dispatcher = this.#dispatcher;
+    return view;
   }
 
   async request<T>(
@@ -62,23 +78,24 @@ export class KubeClient {
     path: string,
     options: { query?: Query; body?: unknown; contentType?: string; signal?: AbortSignal } = {},
   ): Promise<T> {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
     const res = await this.#fetch(
       method,
       path,
       options,
-      options.signal ?? AbortSignal.timeout(this.#timeoutMs),
+      options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
     );
     const text = await res.text();
     if (!res.ok) throw toError(res.status, text);
     return (text ? JSON.parse(text) : {}) as T;
   }
 
-  get<T>(path: string, query?: Query) {
-    return this.request<T>('GET', path, { query });
+  get<T>(path: string, query?: Query, call: CallOptions = {}) {
+    return this.request<T>('GET', path, { query, ...call });
   }
-  async getOrNull<T>(path: string): Promise<T | null> {
+  async getOrNull<T>(path: string, call: CallOptions = {}): Promise<T | null> {
     try {
-      return await this.get<T>(path);
+      return await this.get<T>(path, undefined, call);
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
@@ -87,11 +104,11 @@ export class KubeClient {
   list<T>(path: string, query?: Query) {
     return this.request<KubeList<T>>('GET', path, { query });
   }
-  create<T>(path: string, body: unknown) {
-    return this.request<T>('POST', path, { body });
+  create<T>(path: string, body: unknown, call: CallOptions = {}) {
+    return this.request<T>('POST', path, { body, ...call });
   }
-  replace<T>(path: string, body: unknown) {
-    return this.request<T>('PUT', path, { body });
+  replace<T>(path: string, body: unknown, call: CallOptions = {}) {
+    return this.request<T>('PUT', path, { body, ...call });
   }
   /** Server-side apply: the object path, a full intent, a field manager; `force` takes over conflicting fields. */
   apply<T>(path: string, body: KubeObject, fieldManager: string, force = true) {
@@ -152,6 +169,8 @@ export class KubeClient {
     options: { query?: Query; body?: unknown; contentType?: string },
     signal: AbortSignal,
   ) {
+    const cancel = this.#term ? AbortSignal.any([signal, this.#term]) : signal;
+    cancel.throwIfAborted();
     const url = new URL(this.#server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
@@ -166,7 +185,7 @@ export class KubeClient {
       headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       dispatcher: this.#dispatcher,
-      signal,
+      signal: cancel,
     });
   }
 }

@@ -47,6 +47,12 @@ export class OperatorMetrics {
     help: '1 while this replica holds the leader lease.',
     registers: [this.registry],
   });
+  readonly leadershipLosses = new Counter({
+    name: 'gatehouse_operator_leadership_lost_total',
+    help: 'Times this replica stopped leading without being asked: renew deadline passed, or another holder took the lease.',
+    labelNames: ['why'],
+    registers: [this.registry],
+  });
   readonly mainHealthy = new Gauge({
     name: 'gatehouse_operator_main_api_healthy',
     help: "1 while the operator's probes find a region's main API healthy (with hysteresis), 0 when down.",
