@@ -56,6 +56,11 @@ describe('effectivePlan', () => {
     });
   });
 
+  it('counts an end date that could not be read back (Invalid Date) as lapsed, never as running', () => {
+    const unreadable = app({ plan: 'enterprise', subscriptionExpiresAt: new Date(Number.NaN) });
+    expect(effectivePlan(unreadable, now)).toEqual({ name: 'free', lapsed: true, ...PLANS.free });
+  });
+
   it('never reports a free app as lapsed', () => {
     const plan = effectivePlan(app({ subscriptionExpiresAt: new Date('2000-01-01T00:00:00Z') }), now);
     expect(plan).toMatchObject({ name: 'free', lapsed: false, monthlyQuota: PLANS.free.monthlyQuota });

@@ -32,7 +32,9 @@ export function effectivePlan(
   now = new Date(),
 ): EffectivePlan {
   const named = (Object.hasOwn(PLANS, app.plan) ? app.plan : 'free') as PlanName;
-  const lapsed = named !== 'free' && app.subscriptionExpiresAt !== null && app.subscriptionExpiresAt <= now;
+  const end = app.subscriptionExpiresAt;
+  // An end date the driver could not read (Invalid Date) counts as lapsed: fail closed, to the free plan.
+  const lapsed = named !== 'free' && end !== null && !(end.getTime() > now.getTime());
   if (lapsed) return { name: 'free', lapsed: true, ...PLANS.free };
   const base = PLANS[named];
   return {

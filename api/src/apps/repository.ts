@@ -124,7 +124,7 @@ export function describeApp(app: App) {
     effective_plan: plan.name,
     monthly_quota: plan.monthlyQuota,
     overage_allowed: plan.overageAllowed,
-    subscription_expires_at: app.subscriptionExpiresAt?.toISOString() ?? null,
+    subscription_expires_at: readableDate(app.subscriptionExpiresAt),
     server_token_required: app.serverTokenRequired,
     test_mode: app.testMode,
     pass_token_ttl: app.passTokenTtl,
@@ -132,7 +132,16 @@ export function describeApp(app: App) {
     risk_policy: app.riskPolicy,
     allowed_domains: app.allowedDomains,
     disabled: app.disabledAt !== null,
-    secret_rotation_grace_until: app.previousSecretExpiresAt?.toISOString() ?? null,
+    secret_rotation_grace_until: readableDate(app.previousSecretExpiresAt),
     created_at: app.createdAt.toISOString(),
   };
+}
+
+/**
+ * A stored date as RFC 3339, or null when the driver could not read it back (a row written before the
+ * admin API bounded dates): one such row must not make every listing fail. effectivePlan() treats an
+ * unreadable subscription end as lapsed, so the free plan applies until an operator sets a real date.
+ */
+function readableDate(date: Date | null): string | null {
+  return date && !Number.isNaN(date.getTime()) ? date.toISOString() : null;
 }

@@ -1,13 +1,40 @@
 import { z } from 'zod';
 import { PLAN_NAMES, type PlanName } from './plans.ts';
 
+/**
+ * The subscription end dates accepted, as UTC instants. PostgreSQL has no year 0 and the driver reads years
+ * below 1000 back wrongly (0001 as 2001, 0020-02-29 as an Invalid Date), and a year past 9999 is no longer
+ * an RFC 3339 date-time: inside this range every reader sees exactly what was written.
+ */
+export const SUBSCRIPTION_DATE_RANGE = {
+  min: '1970-01-01T00:00:00.000Z',
+  max: '9999-12-31T23:59:59.999Z',
+} as const;
+
+const inSubscriptionRange = (value: string) => {
+  const at = Date.parse(value);
+  return at >= Date.parse(SUBSCRIPTION_DATE_RANGE.min) && at <= Date.parse(SUBSCRIPTION_DATE_RANGE.max);
+};
+
+const subscriptionDate = z.iso
+  .datetime({ offset: true })
+  .refine(
+    inSubscriptionRange,
+    `must be between ${SUBSCRIPTION_DATE_RANGE.min} and ${SUBSCRIPTION_DATE_RANGE.max}`,
+  )
+  .meta({
+    description: `RFC 3339 date-time with an offset, from ${SUBSCRIPTION_DATE_RANGE.min} to ${SUBSCRIPTION_DATE_RANGE.max} (as a UTC instant); null for no end.`,
+    // JSON Schema cannot compare instants: the year as written is the closest it can state.
+    allOf: [{ pattern: '^(?:19[7-9][0-9]|[2-9][0-9]{3})-' }],
+  });
+
 /** Each setting's rule, without defaults: creation adds the defaults, updates take any subset as is. */
 const fields = {
   name: z.string().trim().min(1).max(100),
   plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
   monthly_quota: z.number().int().min(0).max(2_000_000_000).nullable(),
   overage_allowed: z.boolean().nullable(),
-  subscription_expires_at: z.iso.datetime({ offset: true }).nullable(),
+  subscription_expires_at: subscriptionDate.nullable(),
   server_token_required: z.boolean(),
   test_mode: z.boolean(),
   pass_token_ttl: z.number().int().min(30).max(3600),
@@ -40,3 +67,6 @@ export type AppSettings = z.output<typeof appSettings>;
  */
 export const appSettingsPatch = z.object(fields).partial().strict();
 export type AppSettingsPatch = z.infer<typeof appSettingsPatch>;
+
+/** Body of POST /admin/v1/apps: the settings and nothing else, so a misspelt setting is refused, not ignored. */
+export const createAppBody = appSettings.strict();

@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { describeApp } from '../apps/repository.ts';
-import { appSettings, appSettingsPatch } from '../apps/settings.ts';
+import { appSettingsPatch, createAppBody } from '../apps/settings.ts';
 import type { Deps } from '../deps.ts';
 
 /** Body of POST .../rotate-secret; also used by the `gatehouse` command when it opens the database itself. */
@@ -31,7 +31,7 @@ export function adminRoutes(router: Router, deps: Deps): void {
     ctx.body = success({ apps: (await deps.apps.list()).map(describeApp) });
   });
   router.post('/admin/v1/apps', guard, async function createApp(ctx) {
-    const settings = readBody(ctx, appSettings.strict());
+    const settings = readBody(ctx, createAppBody);
     const { app, secret } = await deps.apps.create(settings);
     ctx.status = 201;
     ctx.body = success({ ...describeApp(app), app_secret: secret });
@@ -59,7 +59,7 @@ export function adminRoutes(router: Router, deps: Deps): void {
 }
 
 /** Bearer-token guard, compared in constant time: both sides are hashed first, so not even the length leaks. */
-function requireAdmin(adminToken: string): Middleware {
+export function requireAdmin(adminToken: string): Middleware {
   return async function requireAdmin(ctx, next) {
     const header = ctx.get('Authorization');
     const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
