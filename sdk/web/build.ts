@@ -3,6 +3,8 @@
  *   gatehouse.js               the loader, an IIFE for `<script src=".../gatehouse.js" async defer>`
  *   gatehouse-ui.<hash>.js     the challenge UI, loaded on demand (registers itself on a global)
  *   gatehouse-pow.<hash>.js    the proof-of-work Web Worker (core/src/pow/worker.ts with hash-wasm)
+ *   gatehouse-compat.js        the loader plus the turnstile/grecaptcha/hcaptcha globals (src/compat/), which
+ *                              the API serves at the vendors' script paths
  * The lazily loaded files carry a content hash, so they can be cached forever; the loader, which names
  * them, should be served with a short cache lifetime.
  *
@@ -25,6 +27,7 @@ export interface BuiltWidget {
   loader: BuiltFile;
   ui: BuiltFile;
   worker: BuiltFile;
+  compat: BuiltFile;
 }
 
 /** The Web Worker entry of core's proof-of-work, found through the package's public `./pow` export. */
@@ -39,7 +42,7 @@ async function bundle(
   minify: boolean,
   define: Record<string, string> = {},
 ): Promise<BuiltFile> {
-  const hashed = name !== 'gatehouse';
+  const hashed = name !== 'gatehouse' && name !== 'gatehouse-compat';
   const result = await build({
     entryPoints: { [name]: entry },
     outdir: outDir,
@@ -73,13 +76,21 @@ export async function buildWidget(options: { outDir?: string; minify?: boolean }
   try {
     const worker = await bundle(workerEntry(), 'gatehouse-pow', scratch, minify);
     const ui = await bundle(join(here, 'src/ui/index.ts'), 'gatehouse-ui', scratch, minify);
-    const loader = await bundle(join(here, 'src/loader.ts'), 'gatehouse', scratch, minify, {
+    const names = {
       __GATEHOUSE_UI_FILE__: JSON.stringify(ui.file),
       __GATEHOUSE_WORKER_FILE__: JSON.stringify(worker.file),
       __GATEHOUSE_VERSION__: JSON.stringify(pkg.version),
-    });
-    const built = { loader, ui, worker };
-    for (const f of [worker, ui, loader]) {
+    };
+    const loader = await bundle(join(here, 'src/loader.ts'), 'gatehouse', scratch, minify, names);
+    const compat = await bundle(
+      join(here, 'src/compat/index.ts'),
+      'gatehouse-compat',
+      scratch,
+      minify,
+      names,
+    );
+    const built = { loader, ui, worker, compat };
+    for (const f of [worker, ui, compat, loader]) {
       const path = join(outDir, f.file);
       renameSync(f.path, path);
       f.path = path;

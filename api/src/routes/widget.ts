@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GatehouseError } from '@gatehouse/core/errors';
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { Deps } from '../deps.ts';
 
@@ -20,8 +21,22 @@ import type { Deps } from '../deps.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const WIDGET_DIR = join(repoRoot, 'sdk/web/dist');
-/** Exactly the names buildWidget writes: the loader and the content-hashed UI and worker files. */
-const FILE = /^gatehouse(-(ui|pow)\.[\w-]+)?\.js$/;
+/**
+ * Exactly the names buildWidget writes: the loader, the vendor-compatibility loader and the content-hashed
+ * UI and worker files.
+ */
+const FILE = /^gatehouse(-compat|-(ui|pow)\.[\w-]+)?\.js$/;
+/** The loaders named in gatehouse.js's config prelude, revalidated (they name the hashed files). */
+const LOADERS = new Set(['gatehouse.js', 'gatehouse-compat.js']);
+/**
+ * The vendors' script paths (docs/migrating.md): their script names serve gatehouse-compat.js, which picks
+ * the vendor's globals by its path, and the hashed files it loads beside itself are served there too.
+ */
+const COMPAT_SCRIPTS: Record<string, string[]> = {
+  '/turnstile/v0': ['api.js'],
+  '/recaptcha': ['api.js', 'enterprise.js'],
+  '/hcaptcha/1': ['api.js'],
+};
 /** What the build reads: the widget's sources and the core modules it bundles. */
 const SOURCES = [
   join(repoRoot, 'sdk/web/src'),
@@ -143,6 +158,18 @@ export function widgetRoutes(router: Router, deps: Deps): void {
   router.get('/widget/:file', async function widget(ctx) {
     const name = ctx.params.file ?? '';
     if (!FILE.test(name)) throw new GatehouseError('not_found', 'No such widget file.');
+    await serve(ctx, name);
+  });
+  for (const [prefix, scripts] of Object.entries(COMPAT_SCRIPTS)) {
+    router.get(`${prefix}/:file`, async function compatScript(ctx, next) {
+      const file = ctx.params.file ?? '';
+      if (scripts.includes(file)) return serve(ctx, 'gatehouse-compat.js');
+      if (FILE.test(file) && !LOADERS.has(file)) return serve(ctx, file);
+      return next();
+    });
+  }
+
+  async function serve(ctx: Context, name: string): Promise<void> {
     let files: Map<string, Served>;
     try {
       files = await ensureWidget(deps.logger);
@@ -152,7 +179,7 @@ export function widgetRoutes(router: Router, deps: Deps): void {
     }
     let file = files.get(name);
     if (!file) throw new GatehouseError('not_found', 'No such widget file.');
-    if (name === 'gatehouse.js') {
+    if (LOADERS.has(name)) {
       const raw = file;
       file = configured.get(raw) ?? withStandbyConfig(raw, deps.config.standby.bypassUrls);
       configured.set(raw, file);
@@ -161,7 +188,7 @@ export function widgetRoutes(router: Router, deps: Deps): void {
     // The loader names the hashed files, so it must be revalidated; the hashed files never change.
     ctx.set(
       'Cache-Control',
-      name === 'gatehouse.js' ? 'public, max-age=300' : 'public, max-age=31536000, immutable',
+      LOADERS.has(name) ? 'public, max-age=300' : 'public, max-age=31536000, immutable',
     );
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
@@ -172,5 +199,5 @@ export function widgetRoutes(router: Router, deps: Deps): void {
       return;
     }
     ctx.body = file.body;
-  });
+  }
 }
