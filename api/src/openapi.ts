@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorCode } from '@gatehouse/core/errors';
+import { ERROR_STATUS, type ErrorCode, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
 import { z } from 'zod';
 import { appSettings, appSettingsPatch } from './apps/settings.ts';
 import { initBody } from './challenges/init.ts';
@@ -16,12 +16,19 @@ const body = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepr
 /** The error envelope; `codes` narrows `error` to what one response can carry. */
 const errorEnvelope = (codes: readonly string[] = Object.keys(ERROR_STATUS)) => ({
   type: 'object',
-  required: ['code', 'error', 'message', 'msg'],
+  required: ['code', 'error', 'message', 'msg', 'data'],
   properties: {
     code: { const: -1 },
     error: { enum: codes },
     message: { type: 'string' },
     msg: { type: 'string', description: 'Same text as message, for SDKs of the origin service.' },
+    data: {
+      type: 'object',
+      description:
+        'The code again (where the origin service SDKs read it); a token verdict adds valid: false and what is known of the token.',
+      required: ['error'],
+      properties: { error: { enum: codes }, valid: { const: false } },
+    },
   },
   additionalProperties: false,
 });
@@ -55,7 +62,6 @@ const passVerdict = {
     uid: { type: ['string', 'null'] },
     captcha_args: captchaArgs,
     client_ip_check: { enum: ['match', 'mismatch', 'unverifiable'] },
-    reason: { const: 'client_ip_mismatch' },
   },
   additionalProperties: false,
 };
@@ -207,17 +213,16 @@ export const openapiDocument = {
         requestBody: { required: true, ...json(body(validateBody)) },
         responses: {
           '200': {
-            description: 'A verdict',
-            ...json(ok({ oneOf: [passVerdict, degradedVerdict, offlineVerdict] })),
+            description:
+              'A verdict: valid, degraded, or a negative verdict on the token (the error envelope with data.valid false; token_action_mismatch when `action` was sent and differs).',
+            ...json({
+              oneOf: [
+                ok({ oneOf: [passVerdict, degradedVerdict, offlineVerdict] }),
+                errorEnvelope(TOKEN_VERDICT_CODES),
+              ],
+            }),
           },
-          ...errors(
-            ...bodyErrors,
-            ...appAuthErrors,
-            'token_not_found',
-            'token_already_used',
-            'token_expired',
-            'service_unavailable',
-          ),
+          ...errors(...bodyErrors, ...appAuthErrors, 'service_unavailable'),
         },
       },
     },

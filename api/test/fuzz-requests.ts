@@ -64,12 +64,14 @@ export async function fuzzEndpoints(target: FuzzTarget): Promise<number> {
         if (!target.allowed5xx?.includes(res.status))
           expect(res.status, `${verb} ${path}: ${text}`).toBeLessThan(500);
         const parsed = JSON.parse(text);
-        if (res.status >= 400) {
+        if (res.status >= 400 || parsed.code === -1) {
+          // Every error, a token verdict (HTTP 200) included, carries its code in data.error too.
           expect(parsed).toEqual({
             code: -1,
             error: expect.any(String),
             message: expect.any(String),
             msg: expect.any(String),
+            data: expect.objectContaining({ error: parsed.error }),
           });
         } else {
           expect(parsed).toEqual({ code: 0, data: expect.any(Object) });

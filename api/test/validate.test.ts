@@ -57,11 +57,17 @@ describe.runIf(run)('POST /v1/validate', () => {
     });
   }
 
+  /**
+   * An error envelope as every reader expects it: the code at the top level and in `data.error` (where the
+   * origin's SDKs read it), the text in `message` and `msg`; a token verdict is HTTP 200 with valid false.
+   */
   function expectError(res: { status: number; body: Json }, status: number, error: string) {
     expect(res.status).toBe(status);
-    expect(res.body).toMatchObject({ code: -1, error });
+    expect(res.body).toMatchObject({ code: -1, error, data: { error } });
     expect(typeof res.body.message).toBe('string');
     expect(res.body.msg).toBe(res.body.message);
+    if (status === 200) expect(res.body.data.valid).toBe(false);
+    else expect('valid' in res.body.data).toBe(false);
   }
 
   it('accepts a fresh pass token once, echoing action and captcha_args', async () => {
@@ -79,14 +85,14 @@ describe.runIf(run)('POST /v1/validate', () => {
     expect(first.body.data.captcha_args.risk_score).toBe(12);
     expect('client_ip_check' in first.body.data).toBe(false);
     const second = await validate(shop, { pass_token: token });
-    expectError(second, 409, 'token_already_used');
+    expectError(second, 200, 'token_already_used');
   });
 
   it('keeps answering token_already_used on every later validation', async () => {
     const token = await mint();
     expect((await validate(shop, { pass_token: token })).body.data.valid).toBe(true);
     for (let i = 0; i < 3; i++)
-      expectError(await validate(shop, { pass_token: token }), 409, 'token_already_used');
+      expectError(await validate(shop, { pass_token: token }), 200, 'token_already_used');
   });
 
   it('echoes the uid bound at solve time', async () => {
@@ -125,11 +131,11 @@ describe.runIf(run)('POST /v1/validate', () => {
       };
     }
 
-    it('answers 410 token_expired once the lifetime has elapsed, and consumes nothing', async () => {
+    it('answers token_expired (HTTP 200, valid false) once the lifetime has elapsed, and consumes nothing', async () => {
       for (const secondsAgo of [1, 60, 86_400]) {
         const { id, token } = await expiredToken(secondsAgo);
-        expectError(await validate(shop, { pass_token: token }), 410, 'token_expired');
-        expectError(await validate(shop, { pass_token: token }), 410, 'token_expired');
+        expectError(await validate(shop, { pass_token: token }), 200, 'token_expired');
+        expectError(await validate(shop, { pass_token: token }), 200, 'token_expired');
         const [row] = await api.runtime.db.select().from(passTokens).where(eq(passTokens.id, id));
         expect(row!.consumedAt).toBeNull();
       }
@@ -137,8 +143,8 @@ describe.runIf(run)('POST /v1/validate', () => {
 
     it('also for keep_token and idempotent retries', async () => {
       const { token } = await expiredToken(5);
-      expectError(await validate(shop, { pass_token: token, keep_token: true }), 410, 'token_expired');
-      expectError(await validate(shop, { pass_token: token, idempotency_key: 'k1' }), 410, 'token_expired');
+      expectError(await validate(shop, { pass_token: token, keep_token: true }), 200, 'token_expired');
+      expectError(await validate(shop, { pass_token: token, idempotency_key: 'k1' }), 200, 'token_expired');
     });
 
     it('mints tokens that expire after the app pass_token_ttl', async () => {
@@ -153,16 +159,16 @@ describe.runIf(run)('POST /v1/validate', () => {
   });
 
   describe('token_not_found', () => {
-    it('answers 404 for an unknown token: genuine seal, no such token', async () => {
+    it('answers token_not_found (HTTP 200) for an unknown token: genuine seal, no such token', async () => {
       const token = api.runtime.keys.sealPass({
         id: randomId(16),
         app: shop.appId,
         exp: Math.floor(Date.now() / 1000) + 300,
       });
-      expectError(await validate(shop, { pass_token: token }), 404, 'token_not_found');
+      expectError(await validate(shop, { pass_token: token }), 200, 'token_not_found');
     });
 
-    it('answers 404 for forged and altered tokens, and the genuine token stays valid', async () => {
+    it('answers token_not_found for forged and altered tokens, and the genuine token stays valid', async () => {
       const token = await mint();
       const [body, mac] = token.slice(3).split('.') as [string, string];
       const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
@@ -178,12 +184,12 @@ describe.runIf(run)('POST /v1/validate', () => {
         new TokenKeys(randomBytes(32)).sealPass(api.runtime.keys.openPass(token)!),
       ];
       for (const forged of forgeries) {
-        expectError(await validate(shop, { pass_token: forged }), 404, 'token_not_found');
+        expectError(await validate(shop, { pass_token: forged }), 200, 'token_not_found');
       }
       expect((await validate(shop, { pass_token: token })).body.data.valid).toBe(true);
     });
 
-    it('answers 404 for malformed tokens and tokens of other kinds', async () => {
+    it('answers token_not_found for malformed tokens and tokens of other kinds', async () => {
       const sct = (await api.post('/v1/server/challenge/issue', { action: 'login' }, auth(shop))).body.data
         .server_token as string;
       for (const malformed of [
@@ -200,20 +206,20 @@ describe.runIf(run)('POST /v1/validate', () => {
         'pt_😀.😀',
         'pt_a\u0000.b',
       ]) {
-        expectError(await validate(shop, { pass_token: malformed }), 404, 'token_not_found');
+        expectError(await validate(shop, { pass_token: malformed }), 200, 'token_not_found');
       }
     });
 
-    it("answers 404 to app B for app A's token (invariant 2), which stays valid for A", async () => {
+    it("answers token_not_found to app B for app A's token (invariant 2), which stays valid for A", async () => {
       const token = await mint(shop);
-      expectError(await validate(other, { pass_token: token }), 404, 'token_not_found');
-      expectError(await validate(other, { pass_token: token, keep_token: true }), 404, 'token_not_found');
-      expectError(await validate(other, { pass_token: token, idempotency_key: 'k' }), 404, 'token_not_found');
+      expectError(await validate(other, { pass_token: token }), 200, 'token_not_found');
+      expectError(await validate(other, { pass_token: token, keep_token: true }), 200, 'token_not_found');
+      expectError(await validate(other, { pass_token: token, idempotency_key: 'k' }), 200, 'token_not_found');
       const mine = await validate(shop, { pass_token: token });
       expect(mine.status).toBe(200);
       expect(mine.body.data.valid).toBe(true);
       // ...and B cannot learn that A has since consumed it.
-      expectError(await validate(other, { pass_token: token }), 404, 'token_not_found');
+      expectError(await validate(other, { pass_token: token }), 200, 'token_not_found');
     });
   });
 
@@ -262,15 +268,15 @@ describe.runIf(run)('POST /v1/validate', () => {
 
     it('are token_not_found for another app, forged or altered', async () => {
       const token = mintDegradedToken(api.runtime.keys, { id: shop.appId }, 'login');
-      expectError(await validate(other, { pass_token: token }), 404, 'token_not_found');
+      expectError(await validate(other, { pass_token: token }), 200, 'token_not_found');
       const [body, mac] = token.slice(3).split('.') as [string, string];
       const reapp = Buffer.from(
         JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), app: other.appId }),
       ).toString('base64url');
-      expectError(await validate(other, { pass_token: `dg_${reapp}.${mac}` }), 404, 'token_not_found');
-      expectError(await validate(shop, { pass_token: `dg_${body}.${mac.slice(1)}` }), 404, 'token_not_found');
+      expectError(await validate(other, { pass_token: `dg_${reapp}.${mac}` }), 200, 'token_not_found');
+      expectError(await validate(shop, { pass_token: `dg_${body}.${mac.slice(1)}` }), 200, 'token_not_found');
       const foreign = mintDegradedToken(new TokenKeys(randomBytes(32)), { id: shop.appId }, 'login');
-      expectError(await validate(shop, { pass_token: foreign }), 404, 'token_not_found');
+      expectError(await validate(shop, { pass_token: foreign }), 200, 'token_not_found');
     });
   });
 
@@ -291,10 +297,10 @@ describe.runIf(run)('POST /v1/validate', () => {
       );
       expectError(
         await validate(shop, { pass_token: token, idempotency_key: 'key-b' }),
-        409,
+        200,
         'token_already_used',
       );
-      expectError(await validate(shop, { pass_token: token }), 409, 'token_already_used');
+      expectError(await validate(shop, { pass_token: token }), 200, 'token_already_used');
       expect((await validate(shop, { pass_token: token, idempotency_key: 'key-a' })).body.data.valid).toBe(
         true,
       );
@@ -305,7 +311,7 @@ describe.runIf(run)('POST /v1/validate', () => {
       expect((await validate(shop, { pass_token: token })).body.data.valid).toBe(true);
       expectError(
         await validate(shop, { pass_token: token, idempotency_key: 'late' }),
-        409,
+        200,
         'token_already_used',
       );
     });
@@ -332,13 +338,13 @@ describe.runIf(run)('POST /v1/validate', () => {
         expect(peek.body.data).toMatchObject({ valid: true, action: 'login' });
       }
       expect((await validate(shop, { pass_token: token })).body.data.valid).toBe(true);
-      expectError(await validate(shop, { pass_token: token, keep_token: true }), 409, 'token_already_used');
+      expectError(await validate(shop, { pass_token: token, keep_token: true }), 200, 'token_already_used');
     });
 
     it('keep_token false consumes as usual', async () => {
       const token = await mint();
       expect((await validate(shop, { pass_token: token, keep_token: false })).body.data.valid).toBe(true);
-      expectError(await validate(shop, { pass_token: token }), 409, 'token_already_used');
+      expectError(await validate(shop, { pass_token: token }), 200, 'token_already_used');
     });
 
     it('must be a boolean', async () => {
@@ -353,7 +359,7 @@ describe.runIf(run)('POST /v1/validate', () => {
       const token = await mint(creds, 'login', solveIp);
       const res = await validate(creds, { pass_token: token, client_ip: clientIp });
       expect(res.status).toBe(200);
-      return res.body.data as PassVerdict;
+      return res.body.data as PassVerdict & { reason?: string };
     }
 
     it('reports match, mismatch and unverifiable under the default report policy, valid staying true', async () => {
@@ -379,16 +385,21 @@ describe.runIf(run)('POST /v1/validate', () => {
       });
     });
 
-    it('under the reject policy, a mismatch is valid false with reason client_ip_mismatch', async () => {
-      const verdict = await check(strict, SOLVE_IP, '198.51.100.4');
-      expect(verdict).toMatchObject({
+    it('under the reject policy, a mismatch is the client_ip_mismatch verdict, its code in data.error', async () => {
+      const token = await mint(strict, 'login', SOLVE_IP);
+      const res = await validate(strict, { pass_token: token, client_ip: '198.51.100.4' });
+      expectError(res, 200, 'client_ip_mismatch');
+      expect(res.body.data).toMatchObject({
         valid: false,
+        error: 'client_ip_mismatch',
         reason: 'client_ip_mismatch',
         client_ip_check: 'mismatch',
         action: 'login',
       });
       const v6 = await check(strict, '2001:db8:5::1', '2001:db8:6::1');
-      expect(v6).toMatchObject({ valid: false, reason: 'client_ip_mismatch' });
+      expect(v6).toMatchObject({ valid: false, error: 'client_ip_mismatch' });
+      // The token was spent by that attempt, as any validation spends it.
+      expectError(await validate(strict, { pass_token: token }), 200, 'token_already_used');
     });
 
     it('under the reject policy, a match or no client_ip is valid', async () => {
@@ -426,6 +437,49 @@ describe.runIf(run)('POST /v1/validate', () => {
         ['203.0.113.7'],
       ]) {
         expectError(await validate(shop, { pass_token: token, client_ip: bad }), 400, 'invalid_request');
+      }
+      expect((await validate(shop, { pass_token: token })).body.data.valid).toBe(true);
+    });
+  });
+
+  describe('expected action', () => {
+    it('accepts a token solved for the expected action', async () => {
+      const res = await validate(shop, { pass_token: await mint(shop, 'login'), action: 'login' });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ valid: true, action: 'login' });
+    });
+
+    it('answers token_action_mismatch for a token solved for another action, and spends it', async () => {
+      const token = await mint(shop, 'register');
+      const res = await validate(shop, { pass_token: token, action: 'login' });
+      expectError(res, 200, 'token_action_mismatch');
+      expect(res.body.data.action).toBe('register');
+      expectError(await validate(shop, { pass_token: token, action: 'register' }), 200, 'token_already_used');
+    });
+
+    it('checks the action of a dg_ token too', async () => {
+      const token = mintDegradedToken(api.runtime.keys, { id: shop.appId }, 'register');
+      expectError(await validate(shop, { pass_token: token, action: 'login' }), 200, 'token_action_mismatch');
+      const same = await validate(shop, { pass_token: token, action: 'register' });
+      expect(same.body.data).toMatchObject({ valid: false, degraded: true });
+    });
+
+    it('refuses an action that is not an action name, consuming nothing', async () => {
+      const token = await mint();
+      for (const bad of ['', 'has space', 'x'.repeat(65), 7, null]) {
+        expectError(await validate(shop, { pass_token: token, action: bad }), 400, 'invalid_request');
+      }
+      expect((await validate(shop, { pass_token: token })).body.data.valid).toBe(true);
+    });
+  });
+
+  describe('unknown fields', () => {
+    it('are refused with 400 invalid_request naming the field, consuming nothing', async () => {
+      const token = await mint();
+      for (const extra of [{ expected_action: 'login' }, { Action: 'login' }, { uid: 'u' }]) {
+        const res = await validate(shop, { pass_token: token, ...extra });
+        expectError(res, 400, 'invalid_request');
+        expect(res.body.message).toContain(Object.keys(extra)[0]);
       }
       expect((await validate(shop, { pass_token: token })).body.data.valid).toBe(true);
     });

@@ -1,6 +1,7 @@
 /**
  * The one error type and envelope of Gatehouse. The spec fixes the envelope `{code: -1, error, message}`;
- * DESIGN.md fixes the HTTP statuses. `msg` repeats `message` because the origin service's public SDKs read it.
+ * DESIGN.md fixes the HTTP statuses. The origin service's public SDKs read an error's code from
+ * `data.error` and its text from `msg`, so every envelope carries both as well.
  */
 
 /** Every error code the HTTP APIs answer with, and the HTTP status each one maps to. */
@@ -14,10 +15,14 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
-  token_not_found: 404,
+  // Token verdicts: a negative answer about a token, not a failure of the request, so HTTP 200 (an
+  // integration that treats any non-200 as an outage, and fails open, must never see one for a bad token).
+  token_not_found: 200,
+  token_already_used: 200,
+  token_expired: 200,
+  token_action_mismatch: 200,
+  client_ip_mismatch: 200,
   challenge_not_found: 404,
-  token_already_used: 409,
-  token_expired: 410,
   challenge_expired: 410,
   invalid_answer: 422,
   server_token_required: 403,
@@ -52,6 +57,8 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   challenge_not_found: 'Challenge not found',
   token_already_used: 'Token already used',
   token_expired: 'Token expired',
+  token_action_mismatch: 'The token was solved for another action than the one expected.',
+  client_ip_mismatch: "The client IP does not match the solve-time IP under the app's reject policy.",
   challenge_expired: 'Challenge expired',
   invalid_answer: 'Invalid answer',
   server_token_required: 'This app requires a server token to start a challenge.',
@@ -70,11 +77,26 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   internal_error: 'Internal error.',
 };
 
+/** The codes that are a verdict on a token: HTTP 200, and `data.valid: false` so every reader fails closed. */
+export const TOKEN_VERDICT_CODES = [
+  'token_not_found',
+  'token_already_used',
+  'token_expired',
+  'token_action_mismatch',
+  'client_ip_mismatch',
+] as const satisfies readonly ErrorCode[];
+
+export function isTokenVerdict(code: ErrorCode): boolean {
+  return (TOKEN_VERDICT_CODES as readonly string[]).includes(code);
+}
+
 export interface ErrorEnvelope {
   code: -1;
   error: ErrorCode;
   message: string;
   msg: string;
+  /** `{error}` for every error; a token verdict adds `valid: false` and what it knows about the token. */
+  data: { error: ErrorCode; valid?: false; [detail: string]: unknown };
 }
 
 /** An error that becomes the spec's envelope; throw it anywhere, one middleware answers it. */
@@ -82,22 +104,37 @@ export class GatehouseError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** Extra fields for the envelope's `data` (a verdict's `action`, `client_ip_check`...). */
+  readonly details: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message?: string, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    headers: Record<string, string> = {},
+    details: Record<string, unknown> = {},
+  ) {
     super(message ?? DEFAULT_MESSAGES[code]);
     this.name = 'GatehouseError';
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.headers = headers;
+    this.details = details;
   }
 
   toEnvelope(): ErrorEnvelope {
-    return envelope(this.code, this.message);
+    return envelope(this.code, this.message, this.details);
   }
 }
 
-export function envelope(code: ErrorCode, message: string = DEFAULT_MESSAGES[code]): ErrorEnvelope {
-  return { code: -1, error: code, message, msg: message };
+export function envelope(
+  code: ErrorCode,
+  message: string = DEFAULT_MESSAGES[code],
+  details: Record<string, unknown> = {},
+): ErrorEnvelope {
+  const data = isTokenVerdict(code)
+    ? { ...details, valid: false as const, error: code }
+    : { ...details, error: code };
+  return { code: -1, error: code, message, msg: message, data };
 }
 
 export function isErrorCode(value: string): value is ErrorCode {

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { GatehouseError } from './errors.ts';
 
 /**
  * Parses an IPv4 or IPv6 address, turning IPv4-mapped IPv6 (`::ffff:1.2.3.4`) into IPv4. Null when not an IP.
@@ -54,16 +55,28 @@ export function compareClientIp(solveIp: string, claimedIp: string): IpCompariso
 
 /**
  * Applies an app's `client_ip_policy` to a verdict: the comparison is always reported; under `reject` a
- * mismatch makes the verdict invalid with reason `client_ip_mismatch`. Nothing happens without a client IP.
+ * mismatch is the `client_ip_mismatch` verdict (an error envelope with `data.valid: false`, so the code
+ * reaches readers of `data.error`). Nothing happens without a client IP.
  */
-export function applyClientIpPolicy<
-  V extends { valid: boolean; client_ip_check?: IpComparison; reason?: 'client_ip_mismatch' },
->(verdict: V, solveIp: string, clientIp: string | undefined, policy: string): V {
+export function applyClientIpPolicy<V extends { action: string; client_ip_check?: IpComparison }>(
+  verdict: V,
+  solveIp: string,
+  clientIp: string | undefined,
+  policy: string,
+): V {
   if (clientIp === undefined) return verdict;
   verdict.client_ip_check = compareClientIp(solveIp, clientIp);
   if (verdict.client_ip_check === 'mismatch' && policy === 'reject') {
-    verdict.valid = false;
-    verdict.reason = 'client_ip_mismatch';
+    throw new GatehouseError(
+      'client_ip_mismatch',
+      undefined,
+      {},
+      {
+        action: verdict.action,
+        client_ip_check: 'mismatch',
+        reason: 'client_ip_mismatch',
+      },
+    );
   }
   return verdict;
 }

@@ -10,53 +10,96 @@ import { authenticateApp } from '../apps/authenticate.ts';
 import type { Deps } from '../deps.ts';
 import { validateDegradedToken } from '../tokens/degraded-tokens.ts';
 import { validatePassToken } from '../tokens/pass-tokens.ts';
+import { actionSchema } from '../tokens/server-tokens.ts';
 
-export const validateBody = z.object({
-  pass_token: z.string().min(1).max(MAX_TOKEN_LENGTH),
-  client_ip: z
-    .string()
-    .refine(isIp, 'must be an IPv4 or IPv6 address')
-    .meta({ description: 'An IPv4 (dotted decimal) or IPv6 address.' })
-    .optional(),
-  idempotency_key: z
-    .string()
-    .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1 to 128 characters of letters, digits, _ . : or -')
-    .optional(),
-  keep_token: z.boolean().optional(),
-});
+export const validateBody = z
+  .object({
+    pass_token: z.string().min(1).max(MAX_TOKEN_LENGTH),
+    client_ip: z
+      .string()
+      .refine(isIp, 'must be an IPv4 or IPv6 address')
+      .meta({ description: 'An IPv4 (dotted decimal) or IPv6 address.' })
+      .optional(),
+    idempotency_key: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1 to 128 characters of letters, digits, _ . : or -')
+      .optional(),
+    keep_token: z.boolean().optional(),
+    action: actionSchema.optional().meta({
+      description:
+        'The action the caller expects. A token solved for another action is the token_action_mismatch verdict.',
+    }),
+  })
+  // A field the server does not know is refused: silently ignoring one (an expected `action`, say) would
+  // let the caller believe it was checked.
+  .strict();
 
-/** POST /v1/validate: parse, authenticate, dispatch on the token's prefix, answer. */
+export interface TokenCheck {
+  clientIp?: string | undefined;
+  idempotencyKey?: string | undefined;
+  keepToken?: boolean | undefined;
+  /** The action the caller expects; absent: any action, echoed for the caller to compare. */
+  action?: string | undefined;
+  retryForLifetime?: boolean | undefined;
+}
+
+/**
+ * Validates any token kind for an app and returns the verdict's data, or throws the verdict's error
+ * (`token_*`, `client_ip_mismatch`). `/v1/validate` and the siteverify-compatible endpoints share it.
+ */
+export async function checkToken(deps: Deps, app: App, token: string, check: TokenCheck): Promise<object> {
+  const kind = tokenKind(token);
+  let data: { valid: boolean; action?: string };
+  if (kind === 'pass') {
+    data = await validatePassToken(deps.db, deps.keys, app, token, check);
+  } else if (kind === 'degraded') {
+    data = validateDegradedToken(deps.keys, app, token);
+    const act = deps.keys.openDegraded(app.id, token)?.act;
+    if (check.action !== undefined && act !== check.action) throw actionMismatch(act);
+  } else if (kind === 'offline') {
+    // Minted by the standby during an outage: honour the consumption its hosts recorded.
+    data = await validateOfflineToken(deps.offline, app, token, {
+      clientIp: check.clientIp,
+      idempotencyKey: check.idempotencyKey,
+    }).catch((error: unknown) => {
+      if (error instanceof GatehouseError) throw error;
+      deps.logger.error({ err: error }, 'standby store unreachable: offline token refused');
+      throw new GatehouseError('service_unavailable', 'Offline tokens cannot be checked right now.');
+    });
+  } else {
+    throw new GatehouseError('token_not_found');
+  }
+  // Checked after consumption: a token presented at the wrong flow is spent, as a replay would be.
+  if (check.action !== undefined && kind !== 'degraded' && data.action !== check.action) {
+    throw actionMismatch(data.action);
+  }
+  return data;
+}
+
+function actionMismatch(action: string | undefined): GatehouseError {
+  return new GatehouseError('token_action_mismatch', undefined, {}, { action: action ?? null });
+}
+
+/** POST /v1/validate: parse, authenticate, check the token, answer. */
 export function validateRoutes(router: Router, deps: Deps): void {
   router.post('/v1/validate', authenticateApp(deps.apps), async function validate(ctx) {
     const body = readBody(ctx, validateBody);
     const app = ctx.state.app as App;
-    const kind = tokenKind(body.pass_token);
-    let data: object;
-    if (kind === 'pass') {
-      data = await validatePassToken(deps.db, deps.keys, app, body.pass_token, {
+    const kind = tokenKind(body.pass_token) ?? 'unknown';
+    try {
+      const data = await checkToken(deps, app, body.pass_token, {
         clientIp: body.client_ip,
         idempotencyKey: body.idempotency_key,
         keepToken: body.keep_token,
+        action: body.action,
       });
-    } else if (kind === 'degraded') {
-      data = validateDegradedToken(deps.keys, app, body.pass_token);
-    } else if (kind === 'offline') {
-      // Minted by the standby during an outage: honour the consumption its hosts recorded.
-      data = await validateOfflineToken(deps.offlineKeys, deps.offlineStore, app, body.pass_token, {
-        clientIp: body.client_ip,
-        idempotencyKey: body.idempotency_key,
-      }).catch((error: unknown) => {
-        if (error instanceof GatehouseError) throw error;
-        deps.logger.error({ err: error }, 'standby store unreachable: offline token refused');
-        throw new GatehouseError('service_unavailable', 'Offline tokens cannot be checked right now.');
-      });
-    } else {
-      throw new GatehouseError('token_not_found');
+      deps.metrics.validations.inc({ kind, outcome: 'valid' in data && data.valid ? 'valid' : 'invalid' });
+      ctx.body = success(data);
+    } catch (error) {
+      if (error instanceof GatehouseError && error.status === 200) {
+        deps.metrics.validations.inc({ kind, outcome: 'invalid' });
+      }
+      throw error;
     }
-    deps.metrics.validations.inc({
-      kind: kind,
-      outcome: 'valid' in data && data.valid ? 'valid' : 'invalid',
-    });
-    ctx.body = success(data);
   });
 }

@@ -70,8 +70,6 @@ export interface PassVerdict {
   captcha_args: CaptchaArgs;
   /** How `client_ip` compared with the solve-time IP; absent when no client_ip was sent. */
   client_ip_check?: IpComparison;
-  /** Why a verified token is not valid (the app's client_ip_policy is `reject` and the IP did not match). */
-  reason?: 'client_ip_mismatch';
 }
 
 /** How long after consumption a retry with the same idempotency key gets the same verdict. */
@@ -82,12 +80,18 @@ export interface ValidateOptions {
   idempotencyKey?: string | undefined;
   /** Verify without consuming (drop-in compatibility with the origin service's SDKs). */
   keepToken?: boolean | undefined;
+  /**
+   * Recognise a same-key retry for the token's whole lifetime rather than IDEMPOTENCY_WINDOW_MS after
+   * consumption: Turnstile's documented `idempotency_key` semantics, for its siteverify endpoint.
+   */
+  retryForLifetime?: boolean | undefined;
 }
 
 /**
  * Validates a `pt_` token for `app`: 1. MAC and shape (no database touched for a forgery), 2. the token
  * belongs to this app, 3. lifetime, 4. atomic consumption (one conditional UPDATE: of any number of
- * concurrent validations exactly one wins), 5. idempotent retries, 6. the client IP policy.
+ * concurrent validations exactly one wins), 5. idempotent retries, 6. the client IP policy (a mismatch
+ * under `reject` throws the `client_ip_mismatch` verdict; the token is spent all the same).
  */
 export async function validatePassToken(
   db: Database,
@@ -120,7 +124,9 @@ export async function validatePassToken(
         options.idempotencyKey !== undefined &&
         existing.idempotencyKey === options.idempotencyKey &&
         existing.consumedAt !== null &&
-        Date.now() - existing.consumedAt.getTime() < IDEMPOTENCY_WINDOW_MS;
+        // The token's expiry was checked above, so "for its lifetime" needs no other bound.
+        (options.retryForLifetime === true ||
+          Date.now() - existing.consumedAt.getTime() < IDEMPOTENCY_WINDOW_MS);
       if (!sameRetry) throw new GatehouseError('token_already_used');
       row = existing;
     }
