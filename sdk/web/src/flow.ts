@@ -44,6 +44,8 @@ export interface Session {
     image: ImageChallenge,
     submit: (answer: unknown) => Promise<SubmitOutcome>,
     message?: string,
+    /** Seconds the challenge stays answerable. */
+    expiresIn?: number,
   ): Promise<void>;
 }
 
@@ -190,6 +192,7 @@ async function play(
         }
       },
       message,
+      init.expires_in,
     ).then(() => resolve(null), reject);
   });
 }

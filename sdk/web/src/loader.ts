@@ -4,6 +4,8 @@
  * behaviour summaries sent with challenge initialization. The challenge UI and the proof-of-work worker
  * are separate files, fetched only when a verification needs them.
  */
+
+import { scriptUrl } from './chunks.ts';
 import { LANGUAGES } from './i18n.ts';
 import { fromDataset, type RenderOptions, type WidgetHandle } from './options.ts';
 import { startSignals } from './signals.ts';
@@ -53,10 +55,26 @@ declare global {
   }
 }
 
+/**
+ * Parameters of the script URL (gatehouse.js?render=explicit&onload=fn): `render=explicit` turns off the
+ * rendering of `[data-gatehouse-app-key]` elements; `onload` names a global function called with
+ * `Gatehouse` once the page's DOM is ready (it may be defined after the script tag).
+ */
+const params = scriptUrl.searchParams;
+
+function ready(): void {
+  if (params.get('render') !== 'explicit') scan();
+  const name = params.get('onload');
+  if (!name) return;
+  const fn = (window as unknown as Record<string, unknown>)[name];
+  if (typeof fn === 'function') fn(Gatehouse);
+  else console.error(`Gatehouse: onload=${name} names no global function.`);
+}
+
 if (!window.Gatehouse) {
   window.Gatehouse = Gatehouse;
   startSignals();
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => scan());
-  else scan();
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', ready);
+  else ready();
   document.dispatchEvent(new CustomEvent('gatehouse:load', { detail: Gatehouse }));
 }

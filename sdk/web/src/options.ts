@@ -2,6 +2,12 @@ import type { GatehouseError } from './transport.ts';
 
 export type Mode = 'invisible' | 'popup' | 'embedded' | 'button';
 export type Theme = 'light' | 'dark' | 'auto';
+/** The box's size: `normal` (up to 320 px wide), `compact` (150 px, stacked) or `flexible` (the container's width). */
+export type Size = 'normal' | 'compact' | 'flexible';
+/** After a failure the widget may retry by itself (`auto`, every `retryInterval` ms) or wait for the user (`never`). */
+export type Retry = 'auto' | 'never';
+/** When a token expires: verify again by itself (`auto`), when the user asks (`manual`), or only after `reset()` (`never`). */
+export type RefreshExpired = 'auto' | 'manual' | 'never';
 
 /** The options of `Gatehouse.render(container, options)` (README.md documents each one). */
 export interface RenderOptions {
@@ -22,9 +28,26 @@ export interface RenderOptions {
   /** Fetches a fresh server token (before the first init without one, and when init says it expired or ran out). */
   getServerToken?: () => Promise<string>;
   theme?: Theme;
+  size?: Size;
   lang?: string;
+  /** Customer data ([A-Za-z0-9_-], at most 255), bound to the token and returned by /v1/validate. */
+  cData?: string;
+  retry?: Retry;
+  /** Milliseconds between automatic retries (retry `auto`); default 8000, at most 900000. */
+  retryInterval?: number;
+  refreshExpired?: RefreshExpired;
+  /** tabindex of the box's button (embedded and popup modes). */
+  tabIndex?: number;
   onSuccess?: (token: string) => void;
   onError?: (error: GatehouseError) => void;
+  /** The token expired (it is no longer in the form field); `refreshExpired` says what happens next. */
+  onExpired?: (token: string) => void;
+  /** An image challenge was not answered before it expired; a new one replaces it. */
+  onTimeout?: () => void;
+  /** An image challenge is about to be shown (the widget becomes interactive). */
+  onBeforeInteractive?: () => void;
+  /** The image challenge is gone (answered, closed or replaced by an error). */
+  onAfterInteractive?: () => void;
   onClose?: () => void;
   onReady?: () => void;
   /** Name of the hidden input filled in the enclosing form; default `gatehouse-token`. */
@@ -41,16 +64,34 @@ export interface WidgetHandle {
   remove(): void;
   /** The current token, or undefined. */
   getToken(): string | undefined;
+  /** Whether the last token expired (and no new one came since). */
+  isExpired(): boolean;
 }
 
 const MODES: Mode[] = ['invisible', 'popup', 'embedded', 'button'];
 const THEMES: Theme[] = ['light', 'dark', 'auto'];
+const SIZES: Size[] = ['normal', 'compact', 'flexible'];
+const RETRIES: Retry[] = ['auto', 'never'];
+const REFRESHES: RefreshExpired[] = ['auto', 'manual', 'never'];
+
+/** Checks an enumerated option; its default when unset. */
+function oneOf<T extends string>(name: string, value: T | undefined, allowed: T[]): T {
+  if (value === undefined) return allowed[0] as T;
+  if (!allowed.includes(value))
+    throw new TypeError(`Gatehouse.render: options.${name} must be one of ${allowed.join(', ')}.`);
+  return value;
+}
 
 /** Checks options with precise messages; fills defaults. Throws a TypeError on misconfiguration. */
 export function normalise(
   options: RenderOptions,
   defaultApiServer: string,
-): Required<Pick<RenderOptions, 'mode' | 'theme' | 'fieldName' | 'apiServer'>> &
+): Required<
+  Pick<
+    RenderOptions,
+    'mode' | 'theme' | 'fieldName' | 'apiServer' | 'size' | 'retry' | 'retryInterval' | 'refreshExpired'
+  >
+> &
   Omit<RenderOptions, 'bypassServers'> & { bypassServers?: string[] } {
   if (!options || typeof options.appKey !== 'string' || !options.appKey) {
     throw new TypeError('Gatehouse.render: options.appKey (the public app key) is required.');
@@ -64,6 +105,16 @@ export function normalise(
   const theme = options.theme ?? 'auto';
   if (!THEMES.includes(theme))
     throw new TypeError(`Gatehouse.render: options.theme must be one of ${THEMES.join(', ')}.`);
+  const size = oneOf('size', options.size, SIZES);
+  const retry = oneOf('retry', options.retry, RETRIES);
+  const refreshExpired = oneOf('refreshExpired', options.refreshExpired, REFRESHES);
+  const retryInterval = options.retryInterval ?? 8000;
+  if (!Number.isInteger(retryInterval) || retryInterval < 1 || retryInterval > 900_000)
+    throw new TypeError('Gatehouse.render: options.retryInterval must be a whole number of ms, 1 to 900000.');
+  if (options.tabIndex !== undefined && !Number.isInteger(options.tabIndex))
+    throw new TypeError('Gatehouse.render: options.tabIndex must be an integer.');
+  if (options.cData !== undefined && !/^[A-Za-z0-9_-]{0,255}$/.test(options.cData))
+    throw new TypeError('Gatehouse.render: options.cData must match [A-Za-z0-9_-]{0,255}.');
   const bypass = options.bypassServers;
   const bypassServers = (typeof bypass === 'string' ? bypass.split(',') : (bypass ?? []))
     .map((url) => String(url).trim())
@@ -77,6 +128,10 @@ export function normalise(
     bypassServers,
     mode,
     theme,
+    size,
+    retry,
+    retryInterval,
+    refreshExpired,
     fieldName: options.fieldName || 'gatehouse-token',
     apiServer: options.apiServer || defaultApiServer,
   };
@@ -91,9 +146,11 @@ function named(name: string) {
 }
 
 /**
- * Options from an element's `data-gatehouse-*` attributes: app-key, action, mode, theme, lang,
- * api-server, bypass-servers (comma-separated), server-token, field-name, button (a selector), and names of global functions:
- * callback (success), error-callback, close-callback, ready-callback, server-token-callback.
+ * Options from an element's `data-gatehouse-*` attributes: app-key, action, mode, theme, size, lang, cdata,
+ * retry, retry-interval, refresh-expired, tabindex, api-server, bypass-servers (comma-separated),
+ * server-token, field-name, button (a selector), and names of global functions: callback (success),
+ * error-callback, expired-callback, timeout-callback, before-interactive-callback,
+ * after-interactive-callback, close-callback, ready-callback, server-token-callback.
  */
 export function fromDataset(el: HTMLElement): RenderOptions {
   const d = el.dataset;
@@ -106,9 +163,19 @@ export function fromDataset(el: HTMLElement): RenderOptions {
   if (d.gatehouseServerToken) options.serverToken = d.gatehouseServerToken;
   if (d.gatehouseFieldName) options.fieldName = d.gatehouseFieldName;
   if (d.gatehouseButton) options.button = d.gatehouseButton;
+  if (d.gatehouseSize) options.size = d.gatehouseSize as Size;
+  if (d.gatehouseCdata) options.cData = d.gatehouseCdata;
+  if (d.gatehouseRetry) options.retry = d.gatehouseRetry as Retry;
+  if (d.gatehouseRetryInterval) options.retryInterval = Number(d.gatehouseRetryInterval);
+  if (d.gatehouseRefreshExpired) options.refreshExpired = d.gatehouseRefreshExpired as RefreshExpired;
+  if (d.gatehouseTabindex) options.tabIndex = Number(d.gatehouseTabindex);
   const callbacks = {
     onSuccess: d.gatehouseCallback,
     onError: d.gatehouseErrorCallback,
+    onExpired: d.gatehouseExpiredCallback,
+    onTimeout: d.gatehouseTimeoutCallback,
+    onBeforeInteractive: d.gatehouseBeforeInteractiveCallback,
+    onAfterInteractive: d.gatehouseAfterInteractiveCallback,
     onClose: d.gatehouseCloseCallback,
     onReady: d.gatehouseReadyCallback,
     getServerToken: d.gatehouseServerTokenCallback,

@@ -30,7 +30,11 @@ export const BOX_CSS = `:host{display:block;max-width:320px}
 .brand{font-size:11px;color:var(--mu);align-self:flex-end}
 .bar{position:absolute;left:0;bottom:0;height:3px;width:calc(var(--p,0)*100%);background:var(--ac);transition:width .2s}
 :not([data-state=running])>.bar{display:none}
-.slot:not(:empty){margin-top:8px}`;
+.slot:not(:empty){margin-top:8px}
+:host([data-size=compact]){max-width:160px}
+:host([data-size=compact]) .box{flex-direction:column;align-items:stretch}
+:host([data-size=flexible]){max-width:none;width:100%}
+[data-state=expired] .status{color:var(--er)}`;
 
 /** Applies CSS to a shadow root: a constructed stylesheet where supported (no inline-style CSP issue). */
 export function adopt(root: ShadowRoot, css: string): void {

@@ -8,7 +8,10 @@ import { collectSignals } from './signals.ts';
 import { adopt, BOX_CSS, THEME_CSS } from './styles.ts';
 import { GatehouseError } from './transport.ts';
 
-type State = 'idle' | 'running' | 'done' | 'error';
+type State = 'idle' | 'running' | 'done' | 'error' | 'expired';
+
+/** Failures of the network or the service (not of the page's configuration): worth retrying by themselves. */
+const TRANSIENT = ['network_error', 'timeout', 'bad_response', 'pow_failed', 'ui_failed', 'rate_limited'];
 
 /** Callbacks of the challenge currently shown, swapped on each new challenge. */
 interface Showing {
@@ -43,6 +46,10 @@ export class Widget implements WidgetHandle {
   private button?: HTMLElement;
   private token?: string;
   private timer?: ReturnType<typeof setTimeout>;
+  private retryTimer?: ReturnType<typeof setTimeout>;
+  private challengeTimer?: ReturnType<typeof setTimeout>;
+  private expired = false;
+  private interactive = false;
   private running?: Promise<string>;
   private abort?: AbortController;
   private view?: ChallengeView;
@@ -64,6 +71,7 @@ export class Widget implements WidgetHandle {
     const { mode } = this.o;
 
     this.host.dataset.theme = this.o.theme;
+    this.host.dataset.size = this.o.size;
     this.host.lang = this.lang;
     const root = this.host.attachShadow({ mode: 'open' });
     adopt(root, THEME_CSS + (mode === 'embedded' || mode === 'popup' ? BOX_CSS : ''));
@@ -89,6 +97,7 @@ export class Widget implements WidgetHandle {
     this.check.type = 'button';
     this.check.setAttribute('role', 'checkbox');
     this.check.setAttribute('aria-checked', 'false');
+    if (this.o.tabIndex !== undefined) this.check.tabIndex = this.o.tabIndex;
     const txt = el('span', 'txt');
     const label = el('span');
     this.label = label;
@@ -96,7 +105,7 @@ export class Widget implements WidgetHandle {
     txt.append(label, this.status);
     this.check.append(el('span', 'icon'), txt);
     this.check.onclick = () => {
-      if (this.box?.dataset.state !== 'running' && !this.token) this.execute().catch(() => {});
+      if (this.check?.getAttribute('aria-disabled') !== 'true') this.execute().catch(() => {});
     };
     const brand = el('span', 'brand');
     brand.textContent = 'Gatehouse';
@@ -135,7 +144,8 @@ export class Widget implements WidgetHandle {
     if (!this.box || !this.check || !this.status) return;
     this.box.dataset.state = state;
     this.check.setAttribute('aria-checked', String(state === 'done'));
-    this.check.setAttribute('aria-disabled', String(state === 'running' || state === 'done'));
+    const locked = state === 'expired' && this.o.refreshExpired === 'never';
+    this.check.setAttribute('aria-disabled', String(state === 'running' || state === 'done' || locked));
     this.status.textContent = text;
     if (this.label) this.label.textContent = this.t(state === 'error' ? 'retry' : 'verify');
     if (state !== 'running') this.box.style.removeProperty('--p');
@@ -157,6 +167,7 @@ export class Widget implements WidgetHandle {
   }
 
   private async run(): Promise<string> {
+    clearTimeout(this.retryTimer);
     const abort = new AbortController();
     this.abort = abort;
     this.setState('running', this.t('verifying'));
@@ -174,7 +185,7 @@ export class Widget implements WidgetHandle {
           this.box?.style.setProperty('--p', String(f));
           this.view?.progress(f);
         },
-        showImage: (image, submit, message) => this.showImage(image, submit, message),
+        showImage: (image, submit, message, expiresIn) => this.showImage(image, submit, message, expiresIn),
       });
       if (abort.signal.aborted) throw abort.signal.reason;
       await this.pass(passed);
@@ -204,6 +215,7 @@ export class Widget implements WidgetHandle {
     await this.view?.succeed();
     this.closeView();
     this.token = passed.token;
+    this.expired = false;
     this.field.value = passed.token;
     this.setState('done', this.t('success'));
     this.announce(this.t('success'));
@@ -229,14 +241,31 @@ export class Widget implements WidgetHandle {
     this.setState('error', text);
     this.announce(text);
     this.o.onError?.(e);
+    // retry 'auto': the modes that verify by themselves try again after a failure of the network or the
+    // service; a refusal of the page's configuration (4xx) waits for the user.
+    const { mode, retry, retryInterval } = this.o;
+    const transient = TRANSIENT.includes(e.code) || e.status >= 500;
+    if (retry === 'auto' && transient && (mode === 'embedded' || mode === 'invisible')) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => this.execute().catch(() => {}), retryInterval);
+    }
   }
 
-  /** The token ran out: clear it, and verify again in the modes that run on their own. */
+  /**
+   * The token ran out: the field empties, the widget shows it and calls onExpired; then, by
+   * refreshExpired, it verifies again by itself (`auto`, in the modes that run on their own), on the
+   * user's click (`manual`, and `auto` in popup and button modes), or only after reset() (`never`).
+   */
   private expire(): void {
+    const token = this.token;
     this.clearToken();
-    this.setState('idle', this.t('expired'));
+    this.expired = true;
+    this.setState('expired', this.t('expired'));
     this.announce(this.t('expired'));
-    if (this.o.mode === 'embedded' || this.o.mode === 'invisible') this.execute().catch(() => {});
+    if (token) this.o.onExpired?.(token);
+    const { mode, refreshExpired } = this.o;
+    if (refreshExpired === 'auto' && (mode === 'embedded' || mode === 'invisible'))
+      this.execute().catch(() => {});
   }
 
   private clearToken(): void {
@@ -245,12 +274,26 @@ export class Widget implements WidgetHandle {
     this.field.value = '';
   }
 
-  /** Shows a challenge, or replaces the shown one; settles on refresh (resolve) or close (reject). */
+  /**
+   * Shows a challenge, or replaces the shown one; settles on refresh (resolve) or close (reject). One not
+   * answered within its lifetime calls onTimeout and is replaced by a new one.
+   */
   private showImage(
     image: ImageChallenge,
     submit: (answer: unknown) => Promise<SubmitOutcome>,
     message?: string,
+    expiresIn?: number,
   ): Promise<void> {
+    if (!this.interactive) {
+      this.interactive = true;
+      this.o.onBeforeInteractive?.();
+    }
+    clearTimeout(this.challengeTimer);
+    if (expiresIn)
+      this.challengeTimer = setTimeout(() => {
+        this.o.onTimeout?.();
+        this.showing?.refresh();
+      }, expiresIn * 1000);
     return new Promise((resolve, reject) => {
       this.showing = {
         submit,
@@ -282,17 +325,24 @@ export class Widget implements WidgetHandle {
   }
 
   private closeView(): void {
+    clearTimeout(this.challengeTimer);
     this.view?.destroy();
     this.view = undefined;
     this.showing = undefined;
+    if (this.interactive) {
+      this.interactive = false;
+      this.o.onAfterInteractive?.();
+    }
   }
 
   reset(): void {
     this.abort?.abort();
     this.abort = undefined;
     this.running = undefined;
+    clearTimeout(this.retryTimer);
     this.closeView();
     this.clearToken();
+    this.expired = false;
     this.setState('idle');
     this.announce('');
   }
@@ -306,5 +356,9 @@ export class Widget implements WidgetHandle {
 
   getToken(): string | undefined {
     return this.token;
+  }
+
+  isExpired(): boolean {
+    return this.expired;
   }
 }
