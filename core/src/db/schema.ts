@@ -9,29 +9,38 @@ import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp } 
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-export const apps = pgTable('apps', {
-  id: text('id').primaryKey(),
-  appKey: text('app_key').notNull().unique(),
-  name: text('name').notNull(),
-  secretHash: text('secret_hash').notNull(),
-  previousSecretHash: text('previous_secret_hash'),
-  previousSecretExpiresAt: tstz('previous_secret_expires_at'),
-  plan: text('plan').notNull().default('free'),
-  /** Overrides the plan's monthly quota (custom quotas). */
-  monthlyQuota: integer('monthly_quota'),
-  /** Overrides the plan's overage rule. */
-  overageAllowed: boolean('overage_allowed'),
-  subscriptionExpiresAt: tstz('subscription_expires_at'),
-  serverTokenRequired: boolean('server_token_required').notNull().default(false),
-  testMode: boolean('test_mode').notNull().default(false),
-  passTokenTtl: integer('pass_token_ttl').notNull().default(300),
-  clientIpPolicy: text('client_ip_policy').notNull().default('report'),
-  riskPolicy: jsonb('risk_policy').notNull().default({}),
-  allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
-  disabledAt: tstz('disabled_at'),
-  createdAt: tstz('created_at').notNull().defaultNow(),
-  updatedAt: tstz('updated_at').notNull().defaultNow(),
-});
+export const apps = pgTable(
+  'apps',
+  {
+    id: text('id').primaryKey(),
+    appKey: text('app_key').notNull().unique(),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    previousSecretHash: text('previous_secret_hash'),
+    previousSecretExpiresAt: tstz('previous_secret_expires_at'),
+    plan: text('plan').notNull().default('free'),
+    /** Overrides the plan's monthly quota (custom quotas). */
+    monthlyQuota: integer('monthly_quota'),
+    /** Overrides the plan's overage rule. */
+    overageAllowed: boolean('overage_allowed'),
+    subscriptionExpiresAt: tstz('subscription_expires_at'),
+    serverTokenRequired: boolean('server_token_required').notNull().default(false),
+    testMode: boolean('test_mode').notNull().default(false),
+    passTokenTtl: integer('pass_token_ttl').notNull().default(300),
+    clientIpPolicy: text('client_ip_policy').notNull().default('report'),
+    riskPolicy: jsonb('risk_policy').notNull().default({}),
+    allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
+    disabledAt: tstz('disabled_at'),
+    createdAt: tstz('created_at').notNull().defaultNow(),
+    updatedAt: tstz('updated_at').notNull().defaultNow(),
+  },
+  // The siteverify-compatible endpoints receive only a secret: the app is found by the secret's hash
+  // (an indexed look-up, never a scan), then the secret is confirmed in constant time.
+  (t) => [
+    index('apps_secret_hash_idx').on(t.secretHash),
+    index('apps_previous_secret_hash_idx').on(t.previousSecretHash),
+  ],
+);
 
 export const passTokens = pgTable(
   'pass_tokens',
@@ -47,6 +56,8 @@ export const passTokens = pgTable(
     consumedAt: tstz('consumed_at'),
     /** Set at consumption: a retry with the same key gets the same verdict instead of token_already_used. */
     idempotencyKey: text('idempotency_key'),
+    /** Customer data the page attached at render (Turnstile's `cdata`), echoed by siteverify. */
+    cdata: text('cdata'),
   },
   (t) => [index('pass_tokens_expires_at_idx').on(t.expiresAt)],
 );
