@@ -1,5 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
-import { errorEnvelope, requestContext } from '@gatehouse/core/http';
+import { errorEnvelope, requestContext, utf8Only } from '@gatehouse/core/http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -38,6 +38,7 @@ export function createApp(deps: Deps): Koa {
       throw new GatehouseError('method_not_allowed', undefined, { Allow: ctx.response.get('Allow') });
     }
   });
+  app.use(utf8Only());
   app.use(
     bodyParser({
       enableTypes: ['json', 'form'],

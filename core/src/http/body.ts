@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
 import { GatehouseError } from '../errors.ts';
 
@@ -10,7 +10,8 @@ const MEDIA: Record<BodyType, string> = {
 
 /**
  * Reads the parsed body of a request: 1. the Content-Type is one this route takes (else 415),
- * 2. the body is an object, 3. it matches the schema (else 400 naming the first bad field).
+ * 2. the body is an object, 3. no string in it holds a NUL, 4. it matches the schema (else 400 naming the
+ * first bad field). The charset was checked before parsing (utf8Only).
  */
 export function readBody<S extends z.ZodType>(
   ctx: Context,
@@ -25,8 +26,39 @@ export function readBody<S extends z.ZodType>(
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new GatehouseError('invalid_request', 'The request body must be an object.');
   }
+  const nul = pathOfNul(body);
+  if (nul !== undefined) {
+    throw new GatehouseError('invalid_request', `${nul}: must not contain a NUL character (\\u0000).`);
+  }
   return parseOrThrow(schema, body);
 }
+
+/**
+ * Where the first NUL character sits in a parsed body (a key or a string value, at any depth), as the
+ * field path the error names; undefined when there is none. PostgreSQL stores no NUL in text or jsonb, and
+ * no field of any endpoint has a use for one, so every body is checked here, once, before its schema.
+ * Iterative: a deeply nested body must not exhaust the stack.
+ */
+export function pathOfNul(body: object): string | undefined {
+  // Breadth first, so the field named is the shallowest one, in the order the body gave them.
+  const pending: [unknown, (string | number)[]][] = [[body, []]];
+  for (let next = 0; next < pending.length; next++) {
+    const [value, path] = pending[next]!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return fieldName(path);
+    } else if (Array.isArray(value)) {
+      for (const [i, item] of value.entries()) pending.push([item, [...path, i]]);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) return fieldName(path);
+        pending.push([item, [...path, key]]);
+      }
+    }
+  }
+  return undefined;
+}
+
+const fieldName = (path: (string | number)[]) => (path.length ? path.join('.') : 'body');
 
 /** Validates a value against a schema, turning the first issue into an `invalid_request` sentence. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
@@ -37,4 +69,25 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.
     throw new GatehouseError('invalid_request', `${field}: ${issue.message}`);
   }
   return result.data;
+}
+
+/**
+ * Refuses, with 415, a request body declared in any charset but UTF-8, before a parser reads it: the body
+ * parsers decode every body as UTF-8 whatever it declares, so a UTF-16 body would be misread, not refused.
+ * No charset means UTF-8 (RFC 8259 for JSON; form bodies as browsers send them).
+ */
+export function utf8Only(): Middleware {
+  return async function utf8Only(ctx, next) {
+    const hasBody = ctx.get('Content-Length') !== '' || ctx.get('Transfer-Encoding') !== '';
+    // Koa reads the parameter with the `content-type` package: unquoted, '' when absent or unparseable
+    // (an unparseable Content-Type is then refused by readBody's type check).
+    const charset = ctx.request.charset.toLowerCase();
+    if (hasBody && charset !== '' && charset !== 'utf-8') {
+      throw new GatehouseError(
+        'unsupported_media_type',
+        'Request bodies must be UTF-8: send charset=utf-8 or no charset.',
+      );
+    }
+    await next();
+  };
 }
