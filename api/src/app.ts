@@ -9,9 +9,11 @@ import { challengeRoutes } from './routes/challenge.ts';
 import { healthRoutes } from './routes/health.ts';
 import { openapiRoutes } from './routes/openapi.ts';
 import { serverTokenRoutes } from './routes/server-tokens.ts';
+import { siteverifyRoutes } from './routes/siteverify.ts';
 import { standbyRoutes } from './routes/standby.ts';
 import { validateRoutes } from './routes/validate.ts';
 import { widgetRoutes } from './routes/widget.ts';
+import { tolerantPaths } from './tolerant-paths.ts';
 
 /** Builds the main API as a Koa app. It never listens: `server.ts` does, tests call it in-process. */
 export function createApp(deps: Deps): Koa {
@@ -22,6 +24,7 @@ export function createApp(deps: Deps): Koa {
   openapiRoutes(router);
   challengeRoutes(router, deps);
   validateRoutes(router, deps);
+  siteverifyRoutes(router, deps);
   standbyRoutes(router, deps);
   serverTokenRoutes(router, deps);
   adminRoutes(router, deps);
@@ -54,6 +57,7 @@ export function createApp(deps: Deps): Koa {
       },
     }),
   );
+  app.use(tolerantPaths());
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.silent = true;

@@ -31,6 +31,11 @@ export const initBody = z.object({
   fingerprint: z.string().min(1).max(256).optional(),
   lang: z.string().max(35).optional(),
   signals: clientSignals.optional(),
+  /** Customer data echoed by siteverify (Turnstile's `cdata`): at most 255 of its documented characters. */
+  cdata: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{0,255}$/, 'cdata must be at most 255 letters, digits, _ or -')
+    .optional(),
   /** A Privacy Pass token (base64url), where the client has one from an issuer this deployment trusts. */
   attestation: z.string().min(1).max(2048).optional(),
 });
@@ -137,6 +142,7 @@ export async function initChallenge(
     uid,
     score: risk.score,
     exp,
+    ...(body.cdata ? { cdata: body.cdata } : {}),
     ...(pow ? { pow: pow.puzzle } : {}),
     ...(image ? { img: { kind: image.kind, answer: image.answer } } : {}),
   });

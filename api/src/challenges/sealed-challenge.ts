@@ -27,6 +27,7 @@ export const sealedChallenge = z.object({
   exp: z.number().int(),
   pow: z.unknown().optional(),
   img: z.object({ kind: z.enum(['slide', 'click', 'select']), answer: z.unknown() }).optional(),
+  cdata: z.string().optional(),
 });
 export type SealedChallenge = z.infer<typeof sealedChallenge>;
 

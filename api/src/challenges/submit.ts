@@ -69,6 +69,7 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
     challengeId: challenge.id,
     action: challenge.act,
     uid: challenge.uid,
+    cdata: challenge.cdata ?? null,
     captchaArgs: {
       platform: challenge.plat,
       user_ip: challenge.ip,

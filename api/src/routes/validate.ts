@@ -41,6 +41,7 @@ export interface TokenCheck {
   /** The action the caller expects; absent: any action, echoed for the caller to compare. */
   action?: string | undefined;
   retryForLifetime?: boolean | undefined;
+  withCdata?: boolean | undefined;
 }
 
 /**

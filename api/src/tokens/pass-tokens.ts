@@ -11,6 +11,8 @@ export interface MintPassToken {
   challengeId: string;
   action: string;
   uid?: string | null;
+  /** Turnstile's `cdata`, given at render; only siteverify echoes it. */
+  cdata?: string | null;
   captchaArgs: CaptchaArgs;
 }
 
@@ -25,6 +27,7 @@ export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPa
     challengeId: input.challengeId,
     action: input.action,
     uid: input.uid ?? null,
+    cdata: input.cdata ?? null,
     captchaArgs: input.captchaArgs,
     issuedAt,
     expiresAt,
@@ -70,6 +73,8 @@ export interface PassVerdict {
   captcha_args: CaptchaArgs;
   /** How `client_ip` compared with the solve-time IP; absent when no client_ip was sent. */
   client_ip_check?: IpComparison;
+  /** Only with `withCdata` (siteverify): the page's Turnstile `cdata`. */
+  cdata?: string | null;
 }
 
 /** How long after consumption a retry with the same idempotency key gets the same verdict. */
@@ -85,6 +90,8 @@ export interface ValidateOptions {
    * consumption: Turnstile's documented `idempotency_key` semantics, for its siteverify endpoint.
    */
   retryForLifetime?: boolean | undefined;
+  /** Add the row's `cdata` to the verdict (siteverify; `/v1/validate` answers the spec's fields only). */
+  withCdata?: boolean | undefined;
 }
 
 /**
@@ -139,6 +146,7 @@ export async function validatePassToken(
     action: row.action,
     uid: row.uid,
     captcha_args: captchaArgs,
+    ...(options.withCdata ? { cdata: row.cdata } : {}),
   };
   return applyClientIpPolicy(verdict, captchaArgs.user_ip, options.clientIp, app.clientIpPolicy);
 }
