@@ -473,6 +473,18 @@ describe.runIf(run)('POST /v1/validate', () => {
     });
   });
 
+  describe('a base URL configured with a trailing slash', () => {
+    it('reaches /v1/validate through //v1/validate and /v1/validate/', async () => {
+      for (const path of ['//v1/validate', '/v1/validate/', '//v1//validate']) {
+        const res = await api.post(path, { pass_token: await mint() }, auth(shop));
+        expect(res.status, path).toBe(200);
+        expect(res.body.data.valid).toBe(true);
+      }
+      const issued = await api.post('//v1/server/challenge/issue', { action: 'login' }, auth(shop));
+      expect(issued.body.data.server_token).toMatch(/^sct_/);
+    });
+  });
+
   describe('unknown fields', () => {
     it('are refused with 400 invalid_request naming the field, consuming nothing', async () => {
       const token = await mint();

@@ -7,7 +7,11 @@ import type { TokenKeys } from '@gatehouse/core/tokens';
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { z } from 'zod';
 
-/** Spec: ttl defaults to 300 s, at most 900. max_uses defaults to 10; 1000 is our documented maximum. */
+/**
+ * Spec: ttl defaults to 300 s, at most 900; a larger ttl is clamped to 900 (the origin's SDKs document a
+ * server-side bound, so migrating integrations send more) and `expires_in` says what was granted.
+ * max_uses defaults to 10; 1000 is our documented maximum, and more is refused.
+ */
 export const SERVER_TOKEN_LIMITS = {
   ttlDefault: 300,
   ttlMax: 900,
@@ -52,10 +56,29 @@ const ipField = z
   .transform((v) => normalizeIp(v)!)
   .meta({ description: 'An IPv4 (dotted decimal) or IPv6 address.' });
 
+/** Like intField, but a value above `max` is granted as `max` instead of refused. */
+const clampedIntField = (min: number, max: number, fallback: number) =>
+  z
+    .union([z.number(), z.string().regex(/^\d{1,9}$/, 'must be a whole number')])
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min)
+        .transform((v) => Math.min(v, max)),
+    )
+    .default(fallback)
+    .meta({
+      type: ['number', 'string'],
+      minimum: min,
+      description: `Integer of at least ${min}, default ${fallback}; above ${max} it is clamped to ${max}, and expires_in says so.`,
+    });
+
 export const issueServerTokenBody = z
   .object({
     action: actionSchema,
-    ttl: intField(1, SERVER_TOKEN_LIMITS.ttlMax, SERVER_TOKEN_LIMITS.ttlDefault),
+    ttl: clampedIntField(1, SERVER_TOKEN_LIMITS.ttlMax, SERVER_TOKEN_LIMITS.ttlDefault),
     max_uses: intField(1, SERVER_TOKEN_LIMITS.maxUsesMax, SERVER_TOKEN_LIMITS.maxUsesDefault),
     bind_ip: ipField.optional(),
     /** Alias used by the origin service's public SDKs. */
