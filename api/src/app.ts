@@ -11,6 +11,7 @@ import { openapiRoutes } from './routes/openapi.ts';
 import { serverTokenRoutes } from './routes/server-tokens.ts';
 import { siteverifyRoutes } from './routes/siteverify.ts';
 import { standbyRoutes } from './routes/standby.ts';
+import { standbyKeyRoutes } from './routes/standby-keys.ts';
 import { validateRoutes } from './routes/validate.ts';
 import { widgetRoutes } from './routes/widget.ts';
 import { tolerantPaths } from './tolerant-paths.ts';
@@ -28,6 +29,7 @@ export function createApp(deps: Deps): Koa {
   standbyRoutes(router, deps);
   serverTokenRoutes(router, deps);
   adminRoutes(router, deps);
+  standbyKeyRoutes(router, deps);
   widgetRoutes(router, deps);
 
   app.use(requestContext(deps.logger));

@@ -8,7 +8,7 @@ import {
   MemoryConsumptionStore,
   RedisConsumptionStore,
 } from '@gatehouse/core/offline-consumption';
-import { OfflineKeys } from '@gatehouse/core/tokens';
+import { MemoryOfflineTrust, type OfflineTrust, RedisOfflineTrust } from '@gatehouse/core/offline-trust';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
@@ -20,6 +20,7 @@ import { AttestationVerifier } from './risk/attestation.ts';
 import { RiskEngine } from './risk/engine.ts';
 import { Reputation } from './risk/reputation.ts';
 import { MemoryVelocity, RedisVelocity } from './risk/velocity.ts';
+import { StandbyKeyring } from './standby/keyring.ts';
 import { loadTokenKeys } from './tokens/master-key.ts';
 
 export interface Runtime extends Deps {
@@ -31,6 +32,8 @@ export interface Runtime extends Deps {
 export interface BootstrapOptions {
   /** Shared with standby roles running in the same process (`npm start`); else STANDBY_STORE_URL or memory. */
   offlineStore?: ConsumptionStore;
+  /** The outage log and revocations, shared the same way (`npm start`, tests); else STANDBY_STORE_URL or memory. */
+  offlineTrust?: OfflineTrust;
 }
 
 export async function bootstrap(
@@ -54,14 +57,25 @@ export async function bootstrap(
   const offlineStore =
     options.offlineStore ??
     (standbyRedis ? new RedisConsumptionStore(standbyRedis) : new MemoryConsumptionStore());
+  const offlineTrust =
+    options.offlineTrust ?? (standbyRedis ? new RedisOfflineTrust(standbyRedis) : new MemoryOfflineTrust());
+  const standbyKeys = new StandbyKeyring(database.db, keys, offlineTrust);
+  const adminToken = config.adminToken ?? localAdminToken(config.dataDir);
+  const syncToken = config.standby.syncToken ?? localSecret(config.dataDir, 'standby-sync-token', 'st_');
+  if (syncToken === adminToken) {
+    throw new Error('STANDBY_SYNC_TOKEN must differ from the admin token: a standby host must not hold it.');
+  }
   return {
     config,
     database,
     db: database.db,
     keys,
     apps: new AppRepository(database.db),
-    offlineKeys: new OfflineKeys(keys.offlineKey()),
+    standbyKeys,
+    offlineTrust,
     offlineStore,
+    offline: { keys: standbyKeys, trust: offlineTrust, store: offlineStore },
+    syncToken,
     issuanceLimiter,
     risk: new RiskEngine(
       redis ? new RedisVelocity(redis) : new MemoryVelocity(),
@@ -73,7 +87,7 @@ export async function bootstrap(
         : undefined,
     metrics: createMetrics(),
     logger: log,
-    adminToken: config.adminToken ?? localAdminToken(config.dataDir),
+    adminToken,
     async close() {
       await issuanceLimiter.close();
       redis?.disconnect();
@@ -90,10 +104,19 @@ export async function bootstrap(
  * `--admin-token TOKEN`, and makes it recognisable to secret scanners, as `sk_` does for app secrets.
  */
 export function localAdminToken(dataDir: string): string {
-  const file = join(dataDir, 'admin-token');
+  return localSecret(dataDir, 'admin-token', 'at_');
+}
+
+/**
+ * A secret generated once into DATA_DIR/<name> (mode 0600) and read back on every start: the admin token
+ * (`at_`) and the standby's sync credential (`st_`, STANDBY_SYNC_TOKEN unset), which `npm start` hands to
+ * its standby roles and a standby on the same machine reads from DATA_DIR/standby-sync-token.
+ */
+export function localSecret(dataDir: string, name: string, prefix: string): string {
+  const file = join(dataDir, name);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
-  const token = `at_${randomBytes(32).toString('base64url')}`;
+  const token = `${prefix}${randomBytes(32).toString('base64url')}`;
   writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
   return token;
 }

@@ -1,6 +1,8 @@
 import type { Database, DatabaseHandle } from '@gatehouse/core/db';
 import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
-import type { OfflineKeys, TokenKeys } from '@gatehouse/core/tokens';
+import type { OfflineTrust } from '@gatehouse/core/offline-trust';
+import type { OfflineChecker } from '@gatehouse/core/offline-validation';
+import type { TokenKeys } from '@gatehouse/core/tokens';
 import type { Logger } from 'pino';
 import type { AppRepository } from './apps/repository.ts';
 import type { Config } from './config.ts';
@@ -8,6 +10,7 @@ import type { Metrics } from './metrics.ts';
 import type { IssuanceLimiter } from './quotas/issuance-limiter.ts';
 import type { AttestationVerifier } from './risk/attestation.ts';
 import type { RiskEngine } from './risk/engine.ts';
+import type { StandbyKeyring } from './standby/keyring.ts';
 
 /** Everything a request handler may use; built once in `bootstrap.ts`, injected so tests can build their own. */
 export interface Deps {
@@ -16,9 +19,16 @@ export interface Deps {
   db: Database;
   keys: TokenKeys;
   apps: AppRepository;
-  /** The standby's key and shared store: the main API validates `offline_` tokens after a recovery. */
-  offlineKeys: OfflineKeys;
+  /**
+   * `offline_` tokens: the standby keyring (one key per region), the outage log and revocations, and the
+   * shared store where they are marked used (all three in `offline`, as the validation takes them).
+   */
+  standbyKeys: StandbyKeyring;
+  offlineTrust: OfflineTrust;
   offlineStore: ConsumptionStore;
+  offline: OfflineChecker;
+  /** Bearer token of the standby's snapshot (STANDBY_SYNC_TOKEN, else generated): never the admin token. */
+  syncToken: string;
   issuanceLimiter: IssuanceLimiter;
   risk: RiskEngine;
   /** Present when Privacy Pass issuers are configured. */

@@ -128,9 +128,14 @@ const ROLES: Role[] = [
           STANDBY_DATA_DIR: process.env.STANDBY_DATA_DIR || join(config.dataDir, 'standby'),
           // The store is the API's own, passed below: no second connection.
           STANDBY_STORE_URL: '',
-          STANDBY_SYNC_TOKEN: config.standby.syncToken ?? api.runtime.adminToken,
+          // The API's sync credential (STANDBY_SYNC_TOKEN or the one it generated), never the admin token.
+          STANDBY_SYNC_TOKEN: api.runtime.syncToken,
         }),
-        { store: api.runtime.offlineStore, logger: api.runtime.logger.child({ service: 'standby' }) },
+        {
+          store: api.runtime.offlineStore,
+          trust: api.runtime.offlineTrust,
+          logger: api.runtime.logger.child({ service: 'standby' }),
+        },
       );
       const bypass = standbyUrl(new URL(standby.urls.bypass!).port);
       const fallback = standbyUrl(new URL(standby.urls.fallback!).port);

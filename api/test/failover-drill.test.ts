@@ -48,6 +48,8 @@ async function until(what: string, check: () => boolean, ms: number): Promise<vo
 
 describe.runIf(run)(`failover drill (main API killed and restarted; ${TEST_DATABASE})`, () => {
   const adminToken = randomBytes(24).toString('base64url');
+  // The standby's own credential for the snapshot: never the admin token.
+  const syncToken = `st_${randomBytes(24).toString('base64url')}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-drill-'));
   let drop: (() => Promise<void>) | undefined;
   let apiEnv: Record<string, string>;
@@ -81,6 +83,7 @@ describe.runIf(run)(`failover drill (main API killed and restarted; ${TEST_DATAB
       PORT: String(apiPort),
       DATA_DIR: dataDir,
       GATEHOUSE_ADMIN_TOKEN: adminToken,
+      STANDBY_SYNC_TOKEN: syncToken,
       STANDBY_STORE_URL: REDIS_URL,
       STANDBY_BYPASS_URLS: urls('bypass'),
       STANDBY_FALLBACK_URLS: urls('fallback'),
@@ -104,7 +107,7 @@ describe.runIf(run)(`failover drill (main API killed and restarted; ${TEST_DATAB
         MAIN_API_URL: mainUrl,
         STANDBY_DATA_DIR: join(dataDir, `standby-${i}`),
         STANDBY_STORE_URL: REDIS_URL,
-        STANDBY_SYNC_TOKEN: adminToken,
+        STANDBY_SYNC_TOKEN: syncToken,
         STANDBY_SNAPSHOT_INTERVAL_MS: '1000',
       });
     });

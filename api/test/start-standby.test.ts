@@ -74,6 +74,13 @@ describe.runIf(run)('npm start: the standby roles', () => {
     const bypass = firstUrl(banner.get('Standby bypass'));
     const fallback = firstUrl(banner.get('Standby fallback'));
     const admin = { Authorization: `Bearer ${readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()}` };
+    // npm start generates the standby's own credential beside the admin token and hands it to its standby.
+    const sync = {
+      Authorization: `Bearer ${readFileSync(join(dataDir, 'standby-sync-token'), 'utf8').trim()}`,
+    };
+    expect(sync.Authorization).toMatch(/^Bearer st_/);
+    expect((await fetch(`${api}/internal/v1/standby/snapshot`, { headers: admin })).status).toBe(401);
+    expect((await fetch(`${api}/internal/v1/standby/snapshot`, { headers: sync })).status).toBe(200);
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo-app.json'), 'utf8'));
     const auth = { 'X-App-Key': demo.app_key, 'X-App-Secret': demo.app_secret };
     // The demo app in test mode (a one-hash puzzle offline), seen by the standby's next snapshot.
@@ -93,7 +100,7 @@ describe.runIf(run)('npm start: the standby roles', () => {
       { timeout: 15_000, interval: 200 },
     );
     // As the operator would during an outage: make the standby serve while the API is up.
-    expect((await postJson(`${bypass}/internal/v1/mode`, { mode: 'serve' }, admin)).status).toBe(200);
+    expect((await postJson(`${bypass}/internal/v1/mode`, { mode: 'serve' }, sync)).status).toBe(200);
     try {
       const init = await postJson(`${bypass}/v1/challenge/init`, { app_key: demo.app_key, action: 'login' });
       expect(init.body.data).toMatchObject({ tier: 'invisible', offline: true });
@@ -109,12 +116,12 @@ describe.runIf(run)('npm start: the standby roles', () => {
         valid: true,
         offline: true,
       });
-      await postJson(`${fallback}/internal/v1/mode`, { mode: 'serve' }, admin);
+      await postJson(`${fallback}/internal/v1/mode`, { mode: 'serve' }, sync);
       expect((await postJson(`${fallback}/api/validate`, { pass_token: token }, auth)).body.error).toBe(
         'token_already_used',
       );
     } finally {
-      await postJson(`${bypass}/internal/v1/mode`, { mode: 'auto' }, admin);
+      await postJson(`${bypass}/internal/v1/mode`, { mode: 'auto' }, sync);
     }
   });
 

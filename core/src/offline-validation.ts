@@ -1,8 +1,15 @@
 import { GatehouseError } from './errors.ts';
 import { applyClientIpPolicy, type IpComparison } from './ip.ts';
 import type { ConsumptionStore } from './offline-consumption.ts';
+import type { OfflineTrust } from './offline-trust.ts';
+import { type KeyLookup, keyAccepts, offlineKeysFor } from './standby-keys.ts';
 import type { CaptchaArgs } from './tokens/index.ts';
-import { CLOCK_SKEW_SECONDS, type OfflineKeys, offlineTokenState } from './tokens/offline.ts';
+import {
+  CLOCK_SKEW_SECONDS,
+  claimedKid,
+  type OfflineTokenPayload,
+  offlineTokenState,
+} from './tokens/offline.ts';
 
 export interface OfflineVerdict {
   valid: boolean;
@@ -15,27 +22,62 @@ export interface OfflineVerdict {
   reason?: 'client_ip_mismatch';
 }
 
+/** What checking an `offline_` token needs: the keyring, the outage log and revocations, single use. */
+export interface OfflineChecker {
+  keys: KeyLookup;
+  trust: OfflineTrust;
+  store: ConsumptionStore;
+}
+
 /**
- * Validates an `offline_` token for an app, on a fallback host or on the main API after recovery:
- * 1. MAC and shape (nothing read for a forgery), 2. the token is this app's, 3. lifetime with the clock
- * skew allowance, 4. consumed once in the shared store (a same-key retry gets the same verdict),
- * 5. the client IP policy. The store failing is an error: validation fails closed.
+ * Whether a token is a genuine `offline_` token that a standby could have minted, without consuming it:
+ * 1. the key it names exists and its MAC checks out (nothing else is read for a forgery), 2. it is this
+ * app's (when an app is given), 3. its lifetime is within the cap, it has not expired, 4. its key is
+ * neither revoked nor retired before its `iat`, 5. its `iat` falls inside an outage its key's region
+ * recorded. Any failure is a GatehouseError (token_expired for an expired one, else token_not_found).
+ */
+export async function checkOfflineToken(
+  checker: Pick<OfflineChecker, 'keys' | 'trust'>,
+  token: string,
+  appId?: string,
+): Promise<OfflineTokenPayload> {
+  const kid = claimedKid(token);
+  const entry = kid ? await checker.keys.find(kid) : undefined;
+  const payload = entry ? offlineKeysFor(entry).open(token) : null;
+  if (!entry || !payload || (appId !== undefined && payload.app !== appId)) {
+    throw new GatehouseError('token_not_found');
+  }
+  const state = offlineTokenState(payload);
+  if (state === 'too_long') {
+    throw new GatehouseError('token_not_found', 'Token not found (lifetime over the offline_ cap).');
+  }
+  if (state === 'expired') throw new GatehouseError('token_expired');
+  if (state === 'not_yet_valid') {
+    throw new GatehouseError('token_not_found', 'Token not found (issued in the future).');
+  }
+  if (!keyAccepts(entry, payload.iat) || (await checker.trust.isRevoked(entry.kid))) {
+    throw new GatehouseError('token_not_found', 'Token not found (its standby key is revoked or retired).');
+  }
+  if (!(await checker.trust.outageCovers(entry.region, payload.iat * 1000))) {
+    throw new GatehouseError('token_not_found', 'Token not found (not minted during a recorded outage).');
+  }
+  return payload;
+}
+
+/**
+ * Validates an `offline_` token for an app, on a fallback host or on the main API: `checkOfflineToken`,
+ * then consumed once in the shared store (a same-key retry gets the same verdict), then the client IP
+ * policy. The store failing is an error: validation fails closed.
  */
 export async function validateOfflineToken(
-  keys: OfflineKeys,
-  store: ConsumptionStore,
+  checker: OfflineChecker,
   app: { id: string; clientIpPolicy: string },
   token: string,
   options: { clientIp?: string | undefined; idempotencyKey?: string | undefined } = {},
 ): Promise<OfflineVerdict> {
-  const payload = keys.open(token);
-  if (!payload || payload.app !== app.id) throw new GatehouseError('token_not_found');
-  const state = offlineTokenState(payload);
-  if (state === 'expired') throw new GatehouseError('token_expired');
-  if (state === 'not_yet_valid')
-    throw new GatehouseError('token_not_found', 'Token not found (issued in the future).');
+  const payload = await checkOfflineToken(checker, token, app.id);
   const ttl = payload.exp - Math.floor(Date.now() / 1000) + 2 * CLOCK_SKEW_SECONDS;
-  const result = await store.consumeOnce(`token:${payload.id}`, ttl, options.idempotencyKey);
+  const result = await checker.store.consumeOnce(`token:${payload.id}`, ttl, options.idempotencyKey);
   if (result === 'already_used') throw new GatehouseError('token_already_used');
 
   const verdict: OfflineVerdict = {

@@ -39,6 +39,8 @@ const DATABASE_URL = process.env.STACK_DATABASE_URL ?? 'postgres://postgres@127.
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const STORE_URL = process.env.STANDBY_STORE_URL ?? REDIS_URL;
 const ADMIN_TOKEN = process.env.GATEHOUSE_ADMIN_TOKEN ?? randomBytes(24).toString('base64url');
+/** The standbys' credential for the snapshot (and the operator's mode switch): never the admin token. */
+const SYNC_TOKEN = process.env.STANDBY_SYNC_TOKEN ?? `st_${randomBytes(24).toString('base64url')}`;
 const TOKEN_KEY = process.env.GATEHOUSE_TOKEN_KEY ?? randomBytes(32).toString('base64');
 // Per base port, beside the endpoints file: two stacks on different ports never share a folder.
 const DATA_DIR = process.env.STACK_DATA_DIR ?? join(dirname(args.out), `data-${BASE}`);
@@ -100,6 +102,7 @@ function apiEnv(region: Region, port: number): Record<string, string> {
     STANDBY_STORE_URL: STORE_URL,
     DATA_DIR: join(DATA_DIR, `${region.name}-api-${port}`),
     GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN,
+    STANDBY_SYNC_TOKEN: SYNC_TOKEN,
     GATEHOUSE_TOKEN_KEY: TOKEN_KEY,
     STANDBY_BYPASS_URLS: url(region.bypassPort),
     STANDBY_FALLBACK_URLS: url(region.fallbackPort),
@@ -125,7 +128,8 @@ function startStandbys(region: Region): void {
         MAIN_API_URL: url(region.proxyPort),
         STANDBY_DATA_DIR: join(DATA_DIR, `${region.name}-${role}`),
         STANDBY_STORE_URL: STORE_URL,
-        STANDBY_SYNC_TOKEN: ADMIN_TOKEN,
+        STANDBY_SYNC_TOKEN: SYNC_TOKEN,
+        GATEHOUSE_REGION: region.name,
       }),
     );
   }
@@ -272,7 +276,7 @@ try {
       api: url(r.proxyPort),
       standbys: [url(r.bypassPort), url(r.fallbackPort)],
     })),
-    token: ADMIN_TOKEN,
+    token: SYNC_TOKEN,
     settings: {
       intervalMs: Number(PROBES.STANDBY_PROBE_INTERVAL_MS),
       timeoutMs: Number(PROBES.STANDBY_PROBE_TIMEOUT_MS),

@@ -3,8 +3,14 @@ import { envelope, GatehouseError, success } from '@gatehouse/core/errors';
 import { errorEnvelope, openCors, readBody, requestContext } from '@gatehouse/core/http';
 import { isIp } from '@gatehouse/core/ip';
 import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
-import { validateOfflineToken } from '@gatehouse/core/offline-validation';
-import { MAX_TOKEN_LENGTH, OfflineKeys, tokenKind } from '@gatehouse/core/tokens';
+import type { OfflineTrust } from '@gatehouse/core/offline-trust';
+import {
+  checkOfflineToken,
+  type OfflineChecker,
+  validateOfflineToken,
+} from '@gatehouse/core/offline-validation';
+import { offlineKeysFor } from '@gatehouse/core/standby-keys';
+import { MAX_TOKEN_LENGTH, tokenKind } from '@gatehouse/core/tokens';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
@@ -19,6 +25,8 @@ export interface StandbyDeps {
   health: MainHealth;
   snapshots: SnapshotKeeper;
   store: ConsumptionStore;
+  /** The outage log and revoked keys, in the shared store (core/src/offline-trust.ts). */
+  trust: OfflineTrust;
   logger: Logger;
   /** Bearer token for the operator's mode override. */
   controlToken: () => string;
@@ -60,12 +68,29 @@ const validateBody = z.object({
 export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
-  // Derived once per snapshot key, not per request.
-  let cached: { raw: string; keys: OfflineKeys } | undefined;
-  const offlineKeys = () => {
-    const raw = requireSnapshot(deps.snapshots).offline_key;
-    if (cached?.raw !== raw) cached = { raw, keys: new OfflineKeys(Buffer.from(raw, 'base64')) };
-    return cached.keys;
+  const checker = (): OfflineChecker => ({
+    keys: deps.snapshots.keyring,
+    trust: deps.trust,
+    store: deps.store,
+  });
+  /** The region's active key; refused when revoked (the shared store says so before any new snapshot). */
+  const mintingKeys = async () => {
+    requireSnapshot(deps.snapshots);
+    const entry = deps.snapshots.keyring.active();
+    if (!entry || (await deps.trust.isRevoked(entry.kid))) {
+      throw new GatehouseError(
+        'service_unavailable',
+        "This standby's signing key is revoked or missing: it mints again after its next snapshot.",
+      );
+    }
+    return offlineKeysFor(entry);
+  };
+  const challengeKeys = () => {
+    requireSnapshot(deps.snapshots);
+    const keys = deps.snapshots.keyring.challengeKeys();
+    if (keys.length === 0)
+      throw new GatehouseError('service_unavailable', 'This standby has no signing key.');
+    return keys;
   };
 
   router.get('/healthz', function healthz(ctx) {
@@ -102,7 +127,7 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       const found = findApp(deps.snapshots, body.app_key);
       const referer = body.platform === 'web' ? (body.referer ?? (ctx.get('Referer') || null)) : null;
       ctx.body = success(
-        await startOfflineChallenge(offlineKeys(), found, {
+        await startOfflineChallenge({ challenge: challengeKeys()[0]! }, found, {
           action: body.action,
           ip: ctx.ip,
           platform: body.platform,
@@ -114,11 +139,30 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       const body = readBody(ctx, submitBody);
       const found = findApp(deps.snapshots, body.app_key);
       ctx.body = success(
-        await storeGuard(() => submitOfflineChallenge(offlineKeys(), deps.store, found, body)),
+        await storeGuard(() =>
+          submitOfflineChallenge({ mint: mintingKeys, challenge: challengeKeys() }, deps.store, found, body),
+        ),
       );
     });
   } else {
-    router.post('/api/validate', online, async function validate(ctx) {
+    // Issue 13 (DESIGN.md): an offline_ token minted during a recorded outage is validated here whatever
+    // the main API's state (the origin's SDKs send offline_ tokens only to their backup URL); anything
+    // else gets service_online while the main API is up.
+    const onlineUnlessOutageToken: Middleware = async (ctx, next) => {
+      if ((await deps.health.servingNow()) || (await mintedDuringOutage(ctx.request.body))) return next();
+      ctx.status = 503;
+      ctx.body = envelope('service_online');
+    };
+    const mintedDuringOutage = async (body: unknown) => {
+      const token = (body as { pass_token?: unknown } | undefined)?.pass_token;
+      if (typeof token !== 'string' || tokenKind(token) !== 'offline' || !deps.snapshots.snapshot)
+        return false;
+      return checkOfflineToken(checker(), token).then(
+        () => true,
+        () => false,
+      );
+    };
+    router.post('/api/validate', onlineUnlessOutageToken, async function validate(ctx) {
       const body = readBody(ctx, validateBody);
       const found = authenticate(deps.snapshots, ctx.get('X-App-Key'), ctx.get('X-App-Secret'));
       // pt_ and dg_ tokens live in the main database: only the main API can answer for them.
@@ -126,8 +170,7 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       ctx.body = success(
         await storeGuard(() =>
           validateOfflineToken(
-            offlineKeys(),
-            deps.store,
+            checker(),
             { id: found.id, clientIpPolicy: found.client_ip_policy },
             body.pass_token,
             {

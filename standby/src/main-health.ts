@@ -16,6 +16,13 @@ export interface ProbeSettings {
   recoverAfter: number;
 }
 
+/**
+ * Where a process records the windows in which it served (`core/src/offline-trust.ts`): the checkers of
+ * `offline_` tokens accept only those minted inside one. `untilMs` is projected a few probes ahead while
+ * the window is open (a crashed process's window closes on its own), and set to the last moment on close.
+ */
+export type OutageRecorder = (by: string, startMs: number, untilMs: number) => Promise<void>;
+
 /** How long a refused request waits for the outage board before answering `service_online` anyway. */
 const BOARD_READ_TIMEOUT_MS = 250;
 
@@ -36,14 +43,18 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
   readonly #url: string;
   readonly #settings: ProbeSettings;
   readonly #board: OutageBoard | undefined;
+  readonly #recorder: OutageRecorder | undefined;
+  /** When this process started serving, while it does. */
+  #windowStart: number | undefined;
   /** This process on the board (host and pid for whoever reads the store; the UUID keeps it unique). */
   readonly #boardId = `${hostname()}:${process.pid}:${randomUUID()}`;
 
-  constructor(mainApiUrl: string, settings: ProbeSettings, board?: OutageBoard) {
+  constructor(mainApiUrl: string, settings: ProbeSettings, board?: OutageBoard, recorder?: OutageRecorder) {
     super();
     this.#url = `${mainApiUrl}/readyz`;
     this.#settings = settings;
     this.#board = board;
+    this.#recorder = recorder;
   }
 
   /** True when this process's own view (the operator's mode, else its probes) says serve. */
@@ -81,6 +92,7 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
 
   setMode(mode: Mode): void {
     this.#mode = mode;
+    this.#recordWindow();
   }
 
   /** Records one probe result, applying the hysteresis. */
@@ -101,6 +113,25 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
     if (this.#state === 'down' && this.#mode !== 'online' && this.#board) {
       const { intervalMs, timeoutMs } = this.#settings;
       this.#board.declare(this.#boardId, 3 * (intervalMs + timeoutMs)).catch(() => {});
+    }
+    this.#recordWindow();
+  }
+
+  /**
+   * Opens, extends or closes this process's outage window, whatever made it serve (its probes or the
+   * operator's `serve`). A write that fails is retried at the next probe; until then the tokens minted
+   * may be refused, never wrongly accepted.
+   */
+  #recordWindow(): void {
+    if (!this.#recorder) return;
+    const now = Date.now();
+    if (this.serving) {
+      this.#windowStart ??= now;
+      const { intervalMs, timeoutMs } = this.#settings;
+      this.#recorder(this.#boardId, this.#windowStart, now + 3 * (intervalMs + timeoutMs)).catch(() => {});
+    } else if (this.#windowStart !== undefined) {
+      this.#recorder(this.#boardId, this.#windowStart, now).catch(() => {});
+      this.#windowStart = undefined;
     }
   }
 
@@ -129,6 +160,7 @@ export class MainHealth extends EventEmitter<{ change: [MainState] }> {
 
   #flip(state: MainState) {
     this.#state = state;
+    this.#recordWindow();
     if (state === 'up') this.#board?.withdraw(this.#boardId).catch(() => {});
     this.emit('change', state);
   }

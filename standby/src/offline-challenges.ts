@@ -23,7 +23,7 @@ import type { SnapshotApp } from './snapshot.ts';
 /**
  * Offline verification on the `bypass.` hosts: a real check, not a rubber stamp. Every user solves a
  * proof-of-work and a simple slide challenge drawn locally (test-mode apps: a one-hash puzzle only). The
- * challenge is sealed with a key derived from the offline key, attempts and the single solve are recorded
+ * challenge is sealed with a key derived from the region's signing key, attempts and the single solve are recorded
  * in the shared store, and a solve yields a signed, short-lived `offline_` token bound to app and action.
  */
 const CHALLENGE_TTL_SECONDS = 120;
@@ -44,7 +44,7 @@ const sealed = z.object({
 });
 
 export async function startOfflineChallenge(
-  keys: OfflineKeys,
+  keys: Pick<OfflineKeys, 'challenge'>,
   app: SnapshotApp,
   input: { action: string; ip: string; platform: string; referer: string | null },
 ) {
@@ -84,17 +84,25 @@ export async function startOfflineChallenge(
  * 4. proof-of-work and slide, 5. mark the challenge solved once, 6. mint the `offline_` token.
  */
 export async function submitOfflineChallenge(
-  keys: OfflineKeys,
+  keys: { mint: () => Promise<OfflineKeys>; challenge: Buffer[] },
   store: ConsumptionStore,
   app: SnapshotApp,
   body: { challenge_id: string; challenge: string; pow?: unknown; answer?: unknown },
 ) {
-  const parsed = sealed.safeParse(openJson(keys.challenge, body.challenge, app.id));
+  // Any of the region's live keys: a rotation between init and submit must not void the challenge.
+  let opened: unknown = null;
+  for (const key of keys.challenge) {
+    opened = openJson(key, body.challenge, app.id);
+    if (opened !== null) break;
+  }
+  const parsed = sealed.safeParse(opened);
   if (!parsed.success || parsed.data.id !== body.challenge_id || parsed.data.app !== app.id) {
     throw new GatehouseError('challenge_not_found');
   }
   const c = parsed.data;
   if (c.exp * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
+  // Before anything is spent: a standby whose key was revoked mints nothing until its next snapshot.
+  const minter = await keys.mint();
   const limit = c.img ? MAX_ATTEMPTS.slide : 3;
   const attempt = await store.countAttempt(`challenge:${c.id}`, CHALLENGE_TTL_SECONDS * 2);
   if (attempt > limit)
@@ -114,7 +122,7 @@ export async function submitOfflineChallenge(
     throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
   }
   const iat = Math.floor(Date.now() / 1000);
-  const token = keys.seal({
+  const token = minter.seal({
     id: c.id,
     app: app.id,
     act: c.act,

@@ -1,11 +1,13 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { SnapshotKeyring, standbyKeyEntry } from '@gatehouse/core/standby-keys';
 import { z } from 'zod';
 
 /** The snapshot the main API serves at /internal/v1/standby/snapshot (api/src/routes/standby.ts). */
 export const snapshotSchema = z.object({
   generated_at: z.string(),
-  offline_key: z.string().min(40),
+  region: z.string(),
+  offline_keys: z.array(standbyKeyEntry),
   apps: z.array(
     z.object({
       id: z.string(),
@@ -26,7 +28,7 @@ export type SnapshotApp = Snapshot['apps'][number];
 /**
  * Keeps the local copy of what the standby needs to serve alone: loaded from disk at start (so a standby
  * restarted during an outage still serves), refreshed from the main API while it is up, written
- * atomically (temp file + rename, mode 0600: it holds secret hashes and the offline key).
+ * atomically (temp file + rename, mode 0600: it holds secret hashes and the region's signing keys).
  */
 export class SnapshotKeeper {
   readonly #file: string;
@@ -34,11 +36,12 @@ export class SnapshotKeeper {
   readonly #token: () => string;
   #snapshot: Snapshot | null = null;
   #byKey = new Map<string, SnapshotApp>();
+  #keyring = new SnapshotKeyring([]);
   #refreshedAt: Date | null = null;
 
-  constructor(file: string, mainApiUrl: string, token: () => string) {
+  constructor(file: string, mainApiUrl: string, token: () => string, region: string) {
     this.#file = file;
-    this.#url = `${mainApiUrl}/internal/v1/standby/snapshot`;
+    this.#url = `${mainApiUrl}/internal/v1/standby/snapshot?region=${encodeURIComponent(region)}`;
     this.#token = token;
   }
 
@@ -50,12 +53,19 @@ export class SnapshotKeeper {
     return this.#byKey.get(appKey);
   }
 
+  /** The region's signing keys from the snapshot (empty without one). */
+  get keyring(): SnapshotKeyring {
+    return this.#keyring;
+  }
+
   status() {
     return {
       loaded: this.#snapshot !== null,
       generated_at: this.#snapshot?.generated_at ?? null,
       refreshed_at: this.#refreshedAt?.toISOString() ?? null,
       apps: this.#snapshot?.apps.length ?? 0,
+      region: this.#snapshot?.region ?? null,
+      active_key: this.#keyring.active()?.kid ?? null,
     };
   }
 
@@ -89,5 +99,6 @@ export class SnapshotKeeper {
   #use(snapshot: Snapshot) {
     this.#snapshot = snapshot;
     this.#byKey = new Map(snapshot.apps.map((a) => [a.app_key, a]));
+    this.#keyring = new SnapshotKeyring(snapshot.offline_keys);
   }
 }

@@ -25,7 +25,7 @@ describe('standby endpoints under random input', () => {
         STANDBY_BYPASS_PORT: '0',
         STANDBY_FALLBACK_PORT: '0',
         STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-fuzz-')),
-        STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
       }),
       { logger: pino({ level: 'silent' }) },
     );

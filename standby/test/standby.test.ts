@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
+import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,7 @@ async function waitFor(what: string, check: () => boolean, ms = 5000) {
 
 describe('standby: service_online, failover, offline tokens', () => {
   const store = new MemoryConsumptionStore();
+  const trust = new MemoryOfflineTrust();
   let api: TestApi;
   let standby: RunningStandby;
   let app: { appKey: string; appSecret: string; appId: string };
@@ -34,7 +36,7 @@ describe('standby: service_online, failover, offline tokens', () => {
   let auth: Record<string, string>;
 
   beforeAll(async () => {
-    api = await startTestApi({}, undefined, { offlineStore: store });
+    api = await startTestApi({}, undefined, { offlineStore: store, offlineTrust: trust });
     app = await api.createApp({ name: 'continuity', test_mode: true });
     strictApp = await api.createApp({ name: 'strict' });
     auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
@@ -44,9 +46,9 @@ describe('standby: service_online, failover, offline tokens', () => {
       STANDBY_BYPASS_PORT: '0',
       STANDBY_FALLBACK_PORT: '0',
       STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
-      STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+      STANDBY_SYNC_TOKEN: api.runtime.syncToken,
     });
-    standby = await startStandby(config, { store, logger: pino({ level: 'silent' }) });
+    standby = await startStandby(config, { store, trust, logger: pino({ level: 'silent' }) });
   });
   afterAll(async () => {
     await standby?.close();
@@ -89,7 +91,7 @@ describe('standby: service_online, failover, offline tokens', () => {
   });
 
   it('serves when the operator says so, and goes back online on `auto` while the main API is up', async () => {
-    const token = api.runtime.adminToken;
+    const token = api.runtime.syncToken;
     const set = (mode: string) =>
       postJson(`${standby.urls.fallback}/internal/v1/mode`, { mode }, { Authorization: `Bearer ${token}` });
     expect(
@@ -192,14 +194,24 @@ describe('standby: service_online, failover, offline tokens', () => {
     await api.pause();
     await waitFor('the standby to serve', () => standby.health.serving);
     const token = await offlineToken();
+    const heldBack = await offlineToken();
     expect(
       (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.data.valid,
     ).toBe(true);
     await api.resume();
     await waitFor('the standby to step back', () => !standby.health.serving);
+    // Back online: anything but an offline_ token minted during the outage gets service_online...
+    expect(
+      (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: 'pt_abc.def' }, auth)).body
+        .error,
+    ).toBe('service_online');
+    // ...while those keep their verdict here whatever the main API's state (DESIGN.md; issue 13).
     expect(
       (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.error,
-    ).toBe('service_online');
+    ).toBe('token_already_used');
+    const late = await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: heldBack }, auth);
+    expect(late.status).toBe(200);
+    expect(late.body.data).toMatchObject({ valid: true, offline: true });
   });
 });
 

@@ -1,12 +1,19 @@
-import { constantTimeEqual } from '@gatehouse/core/crypto';
+import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import { GatehouseError, success } from '@gatehouse/core/errors';
+import { parseOrThrow } from '@gatehouse/core/http';
+import { DEFAULT_REGION, STANDBY_REGION, type StandbyKeyEntry } from '@gatehouse/core/standby-keys';
 import type Router from '@koa/router';
+import { z } from 'zod';
 import type { Deps } from '../deps.ts';
 
-/** What a standby host needs to serve alone: every app's credentials and settings, and the offline key. */
+/**
+ * What a standby host needs to serve alone: every app's credentials and settings, and its region's
+ * signing keys (active, and recently retired ones), never the master key nor another region's keys.
+ */
 export interface StandbySnapshot {
   generated_at: string;
-  offline_key: string;
+  region: string;
+  offline_keys: StandbyKeyEntry[];
   apps: {
     id: string;
     app_key: string;
@@ -19,6 +26,10 @@ export interface StandbySnapshot {
     allowed_domains: string[];
   }[];
 }
+
+const snapshotQuery = z.object({
+  region: z.string().regex(STANDBY_REGION, 'region must be 1 to 32 characters of a-z, 0-9 or -'),
+});
 
 /**
  * Standby support on the main API: public discovery of the standby hosts (SDKs and the widget learn them
@@ -35,16 +46,20 @@ export function standbyRoutes(router: Router, deps: Deps): void {
     });
   });
 
+  // Only the standby's own credential (STANDBY_SYNC_TOKEN, generated when unset), never the admin token:
+  // whoever reads this can verify and mint the region's offline_ tokens.
   router.get('/internal/v1/standby/snapshot', async function snapshot(ctx) {
     const header = ctx.get('Authorization');
     const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!presented || !constantTimeEqual(presented, deps.config.standby.syncToken ?? deps.adminToken)) {
+    if (!presented || !constantTimeEqual(sha256Hex(presented), sha256Hex(deps.syncToken))) {
       throw new GatehouseError('unauthorized', 'Missing or invalid standby sync token.');
     }
+    const { region } = parseOrThrow(snapshotQuery, { region: ctx.query.region ?? DEFAULT_REGION });
     const apps = await deps.apps.list();
     const body: StandbySnapshot = {
       generated_at: new Date().toISOString(),
-      offline_key: deps.keys.offlineKey().toString('base64'),
+      region,
+      offline_keys: await deps.standbyKeys.forRegion(region),
       apps: apps.map((app) => ({
         id: app.id,
         app_key: app.appKey,

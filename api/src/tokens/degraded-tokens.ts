@@ -17,12 +17,15 @@ export interface DegradedVerdict {
   valid: false;
   degraded: true;
   reason: 'quota_exhausted';
-  expired: boolean;
+  /** Always false: an expired `dg_` is the `token_expired` error, never this verdict. */
+  expired: false;
 }
 
 /**
  * A `dg_` token is never valid; validation only says whether it is genuine (signed with this app's key)
- * and fresh. A forged one, or another app's, is `token_not_found`.
+ * and fresh. A forged one, or another app's, is `token_not_found`; one past its 5 minutes is the
+ * `token_expired` error, never a code-0 answer: integrations following the origin service's SDK docs
+ * allow `valid || degraded` and never read `expired`, so a harvested `dg_` would pass forever.
  */
 export function validateDegradedToken(
   keys: TokenKeys,
@@ -32,11 +35,12 @@ export function validateDegradedToken(
 ) {
   const payload = keys.openDegraded(app.id, token);
   if (!payload) throw new GatehouseError('token_not_found');
+  if (payload.exp * 1000 <= now) throw new GatehouseError('token_expired');
   const verdict: DegradedVerdict = {
     valid: false,
     degraded: true,
     reason: 'quota_exhausted',
-    expired: payload.exp * 1000 <= now,
+    expired: false,
   };
   return verdict;
 }

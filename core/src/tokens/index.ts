@@ -6,12 +6,15 @@ import { PREFIX } from './prefix.ts';
 export { MAX_TOKEN_LENGTH, openToken, sealToken } from './codec.ts';
 export {
   CLOCK_SKEW_SECONDS,
+  claimedKid,
   OFFLINE_PREFIX,
+  OFFLINE_TOKEN_MAX_LIFETIME_SECONDS,
   OFFLINE_TOKEN_TTL_SECONDS,
   OfflineKeys,
   type OfflineTokenPayload,
   offlineTokenPayload,
   offlineTokenState,
+  STANDBY_KID,
 } from './offline.ts';
 export { PREFIX } from './prefix.ts';
 
@@ -104,11 +107,6 @@ export class TokenKeys {
       degradedTokenPayload,
     );
     return payload && payload.app === appId ? payload : null;
-  }
-
-  /** The key the standby holds: enough for `offline_` tokens, useless for every other kind. */
-  offlineKey(): Buffer {
-    return deriveKey(this.#master, 'offline-token');
   }
 
   /** A key for another purpose (sealed challenges, offline tokens), derived so it is independent of the others. */

@@ -4,19 +4,31 @@ import { openToken, sealToken } from './codec.ts';
 
 /**
  * `offline_` tokens: minted by the standby's end-user side while the main API is down, validated by the
- * standby's server side and, after recovery, by the main API. Both hold only the offline key (derived
- * from the master key with purpose `offline-token`), never the master key, so a standby host that is
- * compromised cannot mint `pt_`, `sct_` or `dg_` tokens.
+ * standby's server side and by the main API. Each standby region holds only its own region keys (a
+ * keyring kept by the main API: `core/src/standby-keys.ts`), never the master key, so a standby host that
+ * is compromised cannot mint `pt_`, `sct_` or `dg_` tokens, nor `offline_` tokens of another region, and
+ * its key can be revoked alone. The key id (`kid`) travels in the payload so the checker knows which key
+ * to try; nothing in the payload is trusted before the MAC under that key checks out.
  */
 export const OFFLINE_PREFIX = 'offline_';
 
 /** Short: offline tokens exist to carry one user through an outage, not to be stored. */
 export const OFFLINE_TOKEN_TTL_SECONDS = 300;
 
+/**
+ * The hard cap on `exp - iat` that every checker enforces. We mint exactly OFFLINE_TOKEN_TTL_SECONDS, so a
+ * token claiming more was not minted by a standby: it is refused whatever its signature (a stolen key
+ * must not buy long-lived tokens). docs/decisions.md ("Offline trust") says why 300 s.
+ */
+export const OFFLINE_TOKEN_MAX_LIFETIME_SECONDS = 300;
+
 /** Clocks of the standby hosts and the main API may disagree by this much (docs/decisions.md). */
 export const CLOCK_SKEW_SECONDS = 30;
 
+export const STANDBY_KID = /^[A-Za-z0-9_-]{1,32}$/;
+
 export const offlineTokenPayload = z.object({
+  kid: z.string().regex(STANDBY_KID),
   id: z.string().min(1).max(64),
   app: z.string().min(1).max(64),
   act: z.string().max(64),
@@ -29,33 +41,57 @@ export const offlineTokenPayload = z.object({
 });
 export type OfflineTokenPayload = z.infer<typeof offlineTokenPayload>;
 
-/** The offline key's uses: sealing tokens and (derived again) sealing the standby's own challenges. */
+/** One region key's uses: sealing tokens under its id and (derived again) sealing the standby's challenges. */
 export class OfflineKeys {
+  readonly kid: string;
   readonly #token: MacKey;
   readonly challenge: Buffer;
 
-  constructor(offlineKey: Buffer) {
+  constructor(offlineKey: Buffer, kid: string) {
     if (offlineKey.length < 32) throw new Error('The offline key must be at least 32 bytes.');
+    if (!STANDBY_KID.test(kid)) throw new Error('A standby key id is 1 to 32 characters of [A-Za-z0-9_-].');
+    this.kid = kid;
     this.#token = macKey(deriveKey(offlineKey, 'offline-token-mac'));
     this.challenge = deriveKey(offlineKey, 'offline-challenge');
   }
 
-  seal(payload: OfflineTokenPayload): string {
-    return sealToken(OFFLINE_PREFIX, this.#token, payload);
+  seal(payload: Omit<OfflineTokenPayload, 'kid'>): string {
+    return sealToken(OFFLINE_PREFIX, this.#token, { kid: this.kid, ...payload });
   }
 
-  /** The payload of a genuine token, or null; expiry is the caller's check (see `offlineTokenState`). */
+  /** The payload of a genuine token sealed under this key, or null; expiry is the caller's check. */
   open(token: string): OfflineTokenPayload | null {
-    return openToken(OFFLINE_PREFIX, this.#token, token, offlineTokenPayload);
+    const payload = openToken(OFFLINE_PREFIX, this.#token, token, offlineTokenPayload);
+    return payload && payload.kid === this.kid ? payload : null;
   }
 }
 
-/** Whether a genuine token is usable now, allowing CLOCK_SKEW_SECONDS between the minting and checking hosts. */
+/**
+ * The key id a token claims, read without checking anything (so the checker can pick the key to try).
+ * Null for anything not shaped as an `offline_` token with a key id.
+ */
+export function claimedKid(token: string): string | null {
+  if (typeof token !== 'string' || token.length > 1024 || !token.startsWith(OFFLINE_PREFIX)) return null;
+  const body = token.slice(OFFLINE_PREFIX.length).split('.')[0] ?? '';
+  try {
+    const kid = (JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { kid?: unknown }).kid;
+    return typeof kid === 'string' && STANDBY_KID.test(kid) ? kid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a genuine token is usable now, allowing CLOCK_SKEW_SECONDS between the minting and checking
+ * hosts. A lifetime over the cap is `too_long`: no standby mints one.
+ */
 export function offlineTokenState(
   payload: OfflineTokenPayload,
   nowMs = Date.now(),
-): 'ok' | 'expired' | 'not_yet_valid' {
+): 'ok' | 'expired' | 'not_yet_valid' | 'too_long' {
   const now = Math.floor(nowMs / 1000);
+  if (payload.exp - payload.iat > OFFLINE_TOKEN_MAX_LIFETIME_SECONDS || payload.exp < payload.iat)
+    return 'too_long';
   if (payload.iat > now + CLOCK_SKEW_SECONDS) return 'not_yet_valid';
   if (payload.exp + CLOCK_SKEW_SECONDS <= now) return 'expired';
   return 'ok';
