@@ -82,13 +82,10 @@ export async function buildWidget(options: { outDir?: string; minify?: boolean }
       __GATEHOUSE_VERSION__: JSON.stringify(pkg.version),
     };
     const loader = await bundle(join(here, 'src/loader.ts'), 'gatehouse', scratch, minify, names);
-    const compat = await bundle(
-      join(here, 'src/compat/index.ts'),
-      'gatehouse-compat',
-      scratch,
-      minify,
-      names,
-    );
+    const compat = await bundle(join(here, 'src/compat/index.ts'), 'gatehouse-compat', scratch, minify, {
+      ...names,
+      __GATEHOUSE_COMPAT__: 'true',
+    });
     const built = { loader, ui, worker, compat };
     for (const f of [worker, ui, compat, loader]) {
       const path = join(outDir, f.file);

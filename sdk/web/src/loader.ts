@@ -60,7 +60,12 @@ declare global {
  * rendering of `[data-gatehouse-app-key]` elements; `onload` names a global function called with
  * `Gatehouse` once the page's DOM is ready (it may be defined after the script tag).
  */
-const params = scriptUrl.searchParams;
+declare const __GATEHOUSE_COMPAT__: boolean | undefined;
+/** In gatehouse-compat.js these parameters are the vendor's, read by src/compat/index.ts instead. */
+const params =
+  typeof __GATEHOUSE_COMPAT__ === 'boolean' && __GATEHOUSE_COMPAT__
+    ? new URLSearchParams()
+    : scriptUrl.searchParams;
 
 function ready(): void {
   if (params.get('render') !== 'explicit') scan();

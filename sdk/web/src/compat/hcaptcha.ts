@@ -37,6 +37,10 @@ export function installHcaptcha(script: URLSearchParams): { implicitRender(): vo
       sitekey: String(p.sitekey ?? ''),
       theme: typeof p.theme === 'string' ? p.theme : undefined,
       lang: p.hl ? String(p.hl) : (script.get('hl') ?? undefined),
+      size: p.size ? String(p.size) : undefined,
+      tabIndex: p.tabindex === undefined ? undefined : Number(p.tabindex),
+      // An expired hCaptcha waits for the user (or for hcaptcha.execute()).
+      refreshExpired: 'manual',
       invisible,
       onDemand: invisible,
       button,
@@ -48,6 +52,8 @@ export function installHcaptcha(script: URLSearchParams): { implicitRender(): vo
       expiredCallback: callable(p['expired-callback']),
       errorCallback: error && ((code) => error(hcaptchaError(code))),
       closeCallback: callable(p['close-callback']),
+      beforeInteractiveCallback: callable(p['open-callback']),
+      timeoutCallback: callable(p['chalexpired-callback']),
     };
   }
 
@@ -103,7 +109,11 @@ export function installHcaptcha(script: URLSearchParams): { implicitRender(): vo
   return {
     implicitRender() {
       document.querySelectorAll<HTMLElement>('.h-captcha').forEach((el) => {
-        if (!widgets.rendered(el)) render(el);
+        try {
+          if (!widgets.rendered(el)) render(el);
+        } catch (error) {
+          console.error(error);
+        }
       });
     },
   };

@@ -43,6 +43,10 @@ export function recaptchaApi(
       action: p.action ? String(p.action) : undefined,
       theme: p.theme ? String(p.theme) : undefined,
       lang: p.hl ? String(p.hl) : defaults.lang,
+      size: p.size ? String(p.size) : undefined,
+      tabIndex: p.tabindex === undefined ? undefined : Number(p.tabindex),
+      // An expired reCAPTCHA waits for the user to check the box again (or for grecaptcha.execute()).
+      refreshExpired: 'manual',
       invisible,
       onDemand: invisible,
       button,
@@ -103,7 +107,11 @@ export function recaptchaApi(
     api,
     implicitRender(selector: string) {
       document.querySelectorAll<HTMLElement>(selector).forEach((el) => {
-        if (!widgets.rendered(el)) render(el);
+        try {
+          if (!widgets.rendered(el)) render(el);
+        } catch (error) {
+          console.error(error);
+        }
       });
     },
   };

@@ -25,6 +25,11 @@ function options(p: Params): CompatOptions {
     cdata: p.cdata || p.cData ? String(p.cdata ?? p.cData) : undefined,
     theme: p.theme ? String(p.theme) : undefined,
     lang: p.language ? String(p.language) : undefined,
+    size: p.size ? String(p.size) : undefined,
+    tabIndex: p.tabindex === undefined ? undefined : Number(p.tabindex),
+    refreshExpired: (['manual', 'never'].includes(String(p['refresh-expired']))
+      ? p['refresh-expired']
+      : 'auto') as CompatOptions['refreshExpired'],
     // Turnstile's invisible widgets are a dashboard setting; `appearance: interaction-only` shows nothing
     // until an interaction is needed, which is what Gatehouse's invisible mode does.
     invisible: p.size === 'invisible' || p.appearance === 'interaction-only',
@@ -35,6 +40,9 @@ function options(p: Params): CompatOptions {
     callback: callable(p.callback),
     expiredCallback: callable(p['expired-callback']),
     errorCallback: callable(p['error-callback']),
+    timeoutCallback: callable(p['timeout-callback']),
+    beforeInteractiveCallback: callable(p['before-interactive-callback']),
+    afterInteractiveCallback: callable(p['after-interactive-callback']),
   };
 }
 
@@ -57,7 +65,11 @@ export function installTurnstile(): { implicitRender(): void } {
 
   function implicitRender(): void {
     document.querySelectorAll<HTMLElement>('.cf-turnstile').forEach((el) => {
-      if (!widgets.rendered(el)) render(el);
+      try {
+        if (!widgets.rendered(el)) render(el);
+      } catch (error) {
+        console.error(error);
+      }
     });
   }
 

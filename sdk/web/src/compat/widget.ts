@@ -1,4 +1,4 @@
-import type { RenderOptions, WidgetHandle } from '../options.ts';
+import type { RefreshExpired, RenderOptions, Size, WidgetHandle } from '../options.ts';
 import type { GatehouseError } from '../transport.ts';
 
 /*
@@ -20,6 +20,11 @@ export interface CompatOptions {
   cdata?: string;
   theme?: string;
   lang?: string;
+  /** The box's size: the vendors' `normal`, `compact` and Turnstile's `flexible` (others: `normal`). */
+  size?: string;
+  tabIndex?: number;
+  /** What an expired token leads to: Turnstile's `refresh-expired`; reCAPTCHA and hCaptcha wait for the user. */
+  refreshExpired: RefreshExpired;
   /** Nothing visible: Gatehouse's invisible mode (a dialog only when an image challenge is needed). */
   invisible: boolean;
   /** Runs only when `execute` is called (reCAPTCHA/hCaptcha invisible, Turnstile `execution: execute`). */
@@ -29,6 +34,9 @@ export interface CompatOptions {
   expiredCallback?: (token: string) => void;
   errorCallback?: (code: string) => void;
   closeCallback?: () => void;
+  timeoutCallback?: () => void;
+  beforeInteractiveCallback?: () => void;
+  afterInteractiveCallback?: () => void;
   /** The container is the page's button: its click runs the verification, then calls `callback`. */
   button?: boolean;
 }
@@ -36,6 +44,7 @@ export interface CompatOptions {
 /** The widget's own hidden field is dropped: the vendor's fields replace it. */
 const INTERNAL_FIELD = 'gatehouse-compat-token';
 const THEMES = ['light', 'dark', 'auto'];
+const SIZES = ['normal', 'compact', 'flexible'];
 /** Controls cannot hold other elements: the widget then goes right after them (as the loader does). */
 const CONTROL = /^(BUTTON|INPUT|A|SELECT|TEXTAREA)$/;
 
@@ -68,7 +77,6 @@ export class CompatWidget {
   private fields: (HTMLInputElement | HTMLTextAreaElement)[] = [];
   private handle?: WidgetHandle;
   private token?: string;
-  private expired = false;
   private o: CompatOptions;
 
   constructor(container: HTMLElement, options: CompatOptions) {
@@ -96,17 +104,26 @@ export class CompatWidget {
   private ensure(): WidgetHandle {
     if (!this.handle) {
       const theme = THEMES.includes(this.o.theme ?? '') ? (this.o.theme as RenderOptions['theme']) : 'auto';
+      const o = this.o;
       const options: RenderOptions = {
-        appKey: this.o.sitekey,
-        action: this.o.action || 'default',
-        mode: this.o.invisible ? 'invisible' : 'embedded',
+        appKey: o.sitekey,
+        action: o.action || 'default',
+        mode: o.invisible ? 'invisible' : 'embedded',
         theme,
+        size: SIZES.includes(o.size ?? '') ? (o.size as Size) : 'normal',
+        refreshExpired: o.refreshExpired,
         fieldName: INTERNAL_FIELD,
         onSuccess: (token) => this.passed(token),
-        onError: (error: GatehouseError) => this.o.errorCallback?.(error.code),
-        onClose: () => this.o.closeCallback?.(),
+        onError: (error: GatehouseError) => o.errorCallback?.(error.code),
+        onExpired: (token) => this.expire(token),
+        onClose: () => o.closeCallback?.(),
+        onTimeout: () => o.timeoutCallback?.(),
+        onBeforeInteractive: () => o.beforeInteractiveCallback?.(),
+        onAfterInteractive: () => o.afterInteractiveCallback?.(),
       };
-      if (this.o.lang && this.o.lang !== 'auto') options.lang = this.o.lang;
+      if (o.lang && o.lang !== 'auto') options.lang = o.lang;
+      if (o.cdata) options.cData = o.cdata;
+      if (Number.isInteger(o.tabIndex)) options.tabIndex = o.tabIndex;
       this.handle = window.Gatehouse.render(this.holder, options);
       this.holder.querySelector(`input[name="${INTERNAL_FIELD}"]`)?.remove();
     }
@@ -115,18 +132,15 @@ export class CompatWidget {
 
   private passed(token: string): void {
     this.token = token;
-    this.expired = false;
     for (const field of this.fields) field.value = token;
     this.o.callback?.(token);
   }
 
-  /** The token ran out (the Gatehouse widget verifies again by itself where the vendor's would). */
-  expire(): void {
-    const token = this.token;
+  /** The token ran out; `refreshExpired` says whether the Gatehouse widget verifies again by itself. */
+  private expire(token: string): void {
     this.token = undefined;
-    this.expired = true;
     for (const field of this.fields) field.value = '';
-    if (token) this.o.expiredCallback?.(token);
+    this.o.expiredCallback?.(token);
   }
 
   private onClick = (event: Event): void => {
@@ -151,7 +165,6 @@ export class CompatWidget {
   /** Forgets the token and, for widgets that run by themselves, verifies again. */
   reset(): void {
     this.token = undefined;
-    this.expired = false;
     for (const field of this.fields) field.value = '';
     if (!this.handle) return;
     this.handle.reset();
@@ -171,7 +184,7 @@ export class CompatWidget {
   }
 
   isExpired(): boolean {
-    return this.expired;
+    return this.handle?.isExpired() ?? false;
   }
 }
 

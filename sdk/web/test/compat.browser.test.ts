@@ -1,0 +1,444 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
+import { chromiumAvailable, launchChromium } from './browser.ts';
+import { type BackendVerdict, startVendorSite, type Vendor, type VendorSite } from './vendor-site.ts';
+
+/*
+ * Pages written from Cloudflare's, Google's and hCaptcha's public documentation (their own examples, with
+ * only the script URL and the keys changed), in Chromium, against a live Gatehouse API serving the
+ * compatibility build at the vendors' script paths; their backends (vendor-site.ts) verify the posted
+ * response field at Gatehouse's siteverify-compatible endpoints, again with only URL and secret changed.
+ * The app is a test app (test mode: the invisible tier, trivial proof of work), so no image is shown.
+ */
+const run = chromiumAvailable() && (await databaseAvailable());
+
+const SITEVERIFY: Record<Vendor, string> = {
+  turnstile: '/turnstile/v0/siteverify',
+  recaptcha: '/recaptcha/api/siteverify',
+  hcaptcha: '/siteverify',
+};
+
+describe.runIf(run)('vendor-compatible pages in Chromium', () => {
+  let api: TestApi;
+  let browser: Browser;
+  let app: { appKey: string; appSecret: string };
+  const sites = {} as Record<Vendor, VendorSite>;
+  let context: BrowserContext | undefined;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    app = await api.createApp({ name: 'vendor-compat', test_mode: true });
+    for (const vendor of Object.keys(SITEVERIFY) as Vendor[]) {
+      sites[vendor] = await startVendorSite(vendor, {
+        url: api.url + SITEVERIFY[vendor],
+        secret: app.appSecret,
+        ...(vendor === 'hcaptcha' ? { sitekey: app.appKey } : {}),
+      });
+    }
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    for (const site of Object.values(sites)) await site.close();
+    await api?.close();
+  });
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+
+  async function open(vendor: Vendor, html: string): Promise<Page> {
+    context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`${m.text()} @ ${m.location().url}`);
+    });
+    await page.goto(sites[vendor].page(`/p-${Math.random().toString(36).slice(2)}.html`, html));
+    return page;
+  }
+
+  /** The backend's verdict page, after the form was posted (by a click or by the page's own script). */
+  async function verdict(page: Page): Promise<BackendVerdict> {
+    const text = await page.locator('#verdict').textContent({ timeout: 60_000 });
+    return JSON.parse(text ?? '{}') as BackendVerdict;
+  }
+
+  const filled = (page: Page, selector: string) =>
+    page.waitForFunction(
+      (s) => ((document.querySelector(s) as HTMLInputElement | null)?.value ?? '').length > 0,
+      selector,
+      { timeout: 60_000, polling: 100 },
+    );
+
+  describe('Cloudflare Turnstile', () => {
+    const script = () => `${api.url}/turnstile/v0/api.js`;
+
+    it('implicit render of .cf-turnstile: the form posts cf-turnstile-response and the backend verifies it', async () => {
+      // developers.cloudflare.com/turnstile/get-started/client-side-rendering/ (implicit rendering).
+      const page = await open(
+        'turnstile',
+        `<!DOCTYPE html><html><head>
+<script src="${script()}" async defer></script>
+<script>window.solved = []; function javascriptCallback(token) { window.solved.push(token); }</script>
+</head><body>
+<form action="/submit" method="POST">
+  <input type="text" name="email" value="alice@example.com" />
+  <div class="cf-turnstile" data-sitekey="${app.appKey}" data-callback="javascriptCallback" data-action="login"></div>
+  <button type="submit" value="Submit">Submit</button>
+</form></body></html>`,
+      );
+      await filled(page, 'input[name="cf-turnstile-response"]');
+      const token = await page.inputValue('input[name="cf-turnstile-response"]');
+      expect(await page.evaluate(() => (window as unknown as { solved: string[] }).solved)).toEqual([token]);
+      // The widget's own field is not posted beside the vendor's.
+      expect(await page.locator('form input[type="hidden"]').count()).toBe(1);
+      await page.click('button[type="submit"]');
+      const result = await verdict(page);
+      expect(result.posted).toEqual(['email', 'cf-turnstile-response']);
+      expect(result.status).toBe(200);
+      expect(result.outcome).toMatchObject({ success: true, action: 'login', hostname: '127.0.0.1' });
+    });
+
+    it('explicit render with ?render=explicit&onload=: render returns an id, getResponse/reset/remove act on it', async () => {
+      // developers.cloudflare.com/turnstile/get-started/client-side-rendering/ (explicit rendering).
+      const page = await open(
+        'turnstile',
+        `<!DOCTYPE html><html><head>
+<script>
+  window.tokens = [];
+  window.onloadTurnstileCallback = function () {
+    window.widgetId = turnstile.render('#example-container', {
+      sitekey: '${app.appKey}',
+      callback: function (token) { window.tokens.push(token); },
+    });
+  };
+</script>
+<script src="${script()}?render=explicit&onload=onloadTurnstileCallback" defer></script>
+</head><body>
+<div class="cf-turnstile" id="not-rendered" data-sitekey="${app.appKey}"></div>
+<form action="/submit" method="POST"><div id="example-container"></div><button type="submit">Go</button></form>
+</body></html>`,
+      );
+      await page.waitForFunction(
+        () => (window as unknown as { tokens: string[] }).tokens.length === 1,
+        null,
+        {
+          timeout: 60_000,
+        },
+      );
+      const state = await page.evaluate(() => {
+        const w = window as unknown as {
+          widgetId: string;
+          tokens: string[];
+          turnstile: {
+            getResponse(id?: string): string | undefined;
+            isExpired(id?: string): boolean;
+          };
+        };
+        return {
+          id: w.widgetId,
+          response: w.turnstile.getResponse(w.widgetId),
+          byContainer: w.turnstile.getResponse('#example-container'),
+          expired: w.turnstile.isExpired(w.widgetId),
+          token: w.tokens[0],
+          // render=explicit: the .cf-turnstile element is left alone.
+          implicit: document.querySelectorAll('#not-rendered *').length,
+        };
+      });
+      expect(typeof state.id).toBe('string');
+      expect(state).toMatchObject({
+        response: state.token,
+        byContainer: state.token,
+        expired: false,
+        implicit: 0,
+      });
+
+      // reset: the token is forgotten and the widget verifies again (Turnstile's default refresh).
+      await page.evaluate(() => {
+        const w = window as unknown as { widgetId: string; turnstile: { reset(id: string): void } };
+        w.turnstile.reset(w.widgetId);
+      });
+      await page.waitForFunction(
+        () => (window as unknown as { tokens: string[] }).tokens.length === 2,
+        null,
+        {
+          timeout: 60_000,
+        },
+      );
+      const tokens = await page.evaluate(() => (window as unknown as { tokens: string[] }).tokens);
+      expect(tokens[1]).not.toBe(tokens[0]);
+      expect(await page.inputValue('input[name="cf-turnstile-response"]')).toBe(tokens[1]);
+
+      const url = page.url();
+      await page.click('button[type="submit"]');
+      const result = await verdict(page);
+      expect(result.outcome).toMatchObject({ success: true });
+
+      // remove, on a fresh copy of the page: the widget and its field are gone.
+      await page.goto(url);
+      await page.waitForFunction(
+        () => (window as unknown as { tokens: string[] }).tokens?.length >= 1,
+        null,
+        {
+          timeout: 60_000,
+        },
+      );
+      const left = await page.evaluate(() => {
+        const w = window as unknown as {
+          widgetId: string;
+          turnstile: { remove(id: string): void; getResponse(id: string): string | undefined };
+        };
+        w.turnstile.remove(w.widgetId);
+        return {
+          fields: document.querySelectorAll('input[name="cf-turnstile-response"]').length,
+          children: document.querySelectorAll('#example-container *').length,
+          response: w.turnstile.getResponse(w.widgetId),
+        };
+      });
+      expect(left).toEqual({ fields: 0, children: 0, response: undefined });
+    });
+
+    it("execution: 'execute' waits for turnstile.execute()", async () => {
+      // developers.cloudflare.com/turnstile/get-started/client-side-rendering/widget-configurations/ (execution).
+      const page = await open(
+        'turnstile',
+        `<!DOCTYPE html><html><head><script src="${script()}?render=explicit" defer></script></head><body>
+<form action="/submit" method="POST"><div id="c"></div><button type="submit">Go</button></form>
+<script>
+  window.tokens = [];
+  window.addEventListener('DOMContentLoaded', function () {
+    turnstile.ready(function () {
+      turnstile.render('#c', { sitekey: '${app.appKey}', execution: 'execute',
+        callback: function (t) { window.tokens.push(t); } });
+    });
+  });
+</script></body></html>`,
+      );
+      await page.waitForFunction(() => document.querySelector('input[name="cf-turnstile-response"]'));
+      await page.waitForTimeout(1_500);
+      expect(await page.evaluate(() => (window as unknown as { tokens: string[] }).tokens)).toEqual([]);
+      await page.evaluate(() =>
+        (window as unknown as { turnstile: { execute(c: string): void } }).turnstile.execute('#c'),
+      );
+      await filled(page, 'input[name="cf-turnstile-response"]');
+      await page.click('button[type="submit"]');
+      expect((await verdict(page)).outcome).toMatchObject({ success: true });
+    });
+  });
+
+  describe('Google reCAPTCHA', () => {
+    const script = () => `${api.url}/recaptcha/api.js`;
+
+    it('v2 checkbox, automatic render: the form posts g-recaptcha-response and the backend verifies it', async () => {
+      // developers.google.com/recaptcha/docs/display ("Automatically render the reCAPTCHA widget").
+      const page = await open(
+        'recaptcha',
+        `<html><head><title>reCAPTCHA demo: Simple page</title>
+<script src="${script()}" async defer></script></head>
+<body><form action="/submit" method="POST">
+  <div class="g-recaptcha" data-sitekey="${app.appKey}"></div><br/>
+  <input type="submit" value="Submit">
+</form></body></html>`,
+      );
+      await filled(page, 'textarea[name="g-recaptcha-response"]');
+      const token = await page.evaluate(() =>
+        (window as unknown as { grecaptcha: { getResponse(): string } }).grecaptcha.getResponse(),
+      );
+      expect(await page.inputValue('#g-recaptcha-response')).toBe(token);
+      await page.click('input[type="submit"]');
+      const result = await verdict(page);
+      expect(result.posted).toEqual(['g-recaptcha-response']);
+      expect(result.outcome).toMatchObject({ success: true, hostname: '127.0.0.1' });
+    });
+
+    it('invisible, bound to a button: the click calls data-callback, which submits the form', async () => {
+      // developers.google.com/recaptcha/docs/invisible ("Automatically bind the challenge to a button").
+      const page = await open(
+        'recaptcha',
+        `<html><head><title>reCAPTCHA demo: Simple page</title>
+<script src="${script()}" async defer></script>
+<script>
+  function onSubmit(token) {
+    document.getElementById("demo-form").submit();
+  }
+</script></head>
+<body><form id="demo-form" action="/submit" method="POST">
+  <button class="g-recaptcha" data-sitekey="${app.appKey}" data-callback="onSubmit">Submit</button><br/>
+</form></body></html>`,
+      );
+      await page.waitForFunction(() => document.querySelector('textarea[name="g-recaptcha-response"]'));
+      // Invisible: nothing runs before the click.
+      expect(await page.inputValue('textarea[name="g-recaptcha-response"]')).toBe('');
+      await page.click('button.g-recaptcha');
+      const result = await verdict(page);
+      expect(result.posted).toEqual(['g-recaptcha-response']);
+      expect(result.outcome).toMatchObject({ success: true });
+    });
+
+    it('explicit render after an onload callback: grecaptcha.render returns 0, getResponse(0) gives the token', async () => {
+      // developers.google.com/recaptcha/docs/display ("Explicitly render the reCAPTCHA widget").
+      const page = await open(
+        'recaptcha',
+        `<html><head><title>reCAPTCHA demo: Explicit render after an onload callback</title>
+<script type="text/javascript">
+  var verifyCallback = function(response) { window.verified = response; };
+  var onloadCallback = function() {
+    window.widgetId1 = grecaptcha.render('html_element', {
+      'sitekey' : '${app.appKey}',
+      'callback' : verifyCallback,
+      'theme' : 'dark'
+    });
+  };
+</script></head>
+<body><form action="/submit" method="POST">
+  <div id="html_element"></div><br>
+  <input type="submit" value="Submit">
+</form>
+<script src="${script()}?onload=onloadCallback&render=explicit" async defer></script>
+</body></html>`,
+      );
+      await page.waitForFunction(
+        () => typeof (window as unknown as { verified?: string }).verified === 'string',
+        null,
+        {
+          timeout: 60_000,
+        },
+      );
+      const state = await page.evaluate(() => {
+        const w = window as unknown as {
+          widgetId1: number;
+          verified: string;
+          grecaptcha: { getResponse(id?: number): string };
+        };
+        return { id: w.widgetId1, same: w.grecaptcha.getResponse(w.widgetId1) === w.verified };
+      });
+      expect(state).toEqual({ id: 0, same: true });
+      await page.click('input[type="submit"]');
+      expect((await verdict(page)).outcome).toMatchObject({ success: true });
+    });
+
+    it('v3: grecaptcha.ready + grecaptcha.execute(siteKey, {action}) resolves a token the backend verifies with its action', async () => {
+      // developers.google.com/recaptcha/docs/v3 ("Programmatically invoke the challenge").
+      const page = await open(
+        'recaptcha',
+        `<html><head><script src="${script()}?render=${app.appKey}"></script></head>
+<body><form id="demo-form" action="/submit" method="POST">
+  <input type="hidden" name="g-recaptcha-response" id="token">
+  <button id="go" type="button" onclick="onClick(event)">Submit</button>
+</form>
+<script>
+  function onClick(e) {
+    e.preventDefault();
+    grecaptcha.ready(function() {
+      grecaptcha.execute('${app.appKey}', {action: 'submit'}).then(function(token) {
+        document.getElementById('token').value = token;
+        document.getElementById('demo-form').submit();
+      });
+    });
+  }
+</script></body></html>`,
+      );
+      await page.click('#go');
+      const result = await verdict(page);
+      expect(result.outcome).toMatchObject({ success: true, action: 'submit' });
+      expect(typeof result.outcome.score).toBe('number');
+    });
+  });
+
+  describe('hCaptcha', () => {
+    const script = () => `${api.url}/hcaptcha/1/api.js`;
+
+    it('implicit render of .h-captcha: the form posts h-captcha-response (and g-recaptcha-response) and the backend verifies it', async () => {
+      // docs.hcaptcha.com ("Add the hCaptcha Widget to your Webpage").
+      const page = await open(
+        'hcaptcha',
+        `<html><head><title>hCaptcha Demo</title>
+<script src="${script()}" async defer></script></head>
+<body><form action="/submit" method="POST">
+  <input type="text" name="email" placeholder="Email" />
+  <input type="password" name="password" placeholder="Password" />
+  <div class="h-captcha" data-sitekey="${app.appKey}"></div><br />
+  <input type="submit" value="Submit" />
+</form></body></html>`,
+      );
+      await filled(page, 'textarea[name="h-captcha-response"]');
+      const values = await page.evaluate(() => {
+        const w = window as unknown as { hcaptcha: { getResponse(): string }; grecaptcha: unknown };
+        return {
+          h: (document.querySelector('textarea[name="h-captcha-response"]') as HTMLTextAreaElement).value,
+          g: (document.querySelector('textarea[name="g-recaptcha-response"]') as HTMLTextAreaElement).value,
+          api: w.hcaptcha.getResponse(),
+          compat: w.grecaptcha === w.hcaptcha,
+        };
+      });
+      expect(values).toEqual({ h: values.api, g: values.api, api: values.api, compat: true });
+      await page.click('input[type="submit"]');
+      const result = await verdict(page);
+      expect(result.posted).toEqual(['email', 'password', 'h-captcha-response', 'g-recaptcha-response']);
+      expect(result.outcome).toMatchObject({ success: true, hostname: '127.0.0.1' });
+    });
+
+    it('invisible, explicit: hcaptcha.execute(id, {async: true}) resolves {response, key}, posted by fetch', async () => {
+      // docs.hcaptcha.com/configuration ("hcaptcha.execute(widgetID, { async: true })") and /invisible.
+      const page = await open(
+        'hcaptcha',
+        `<html><head>
+<script>
+  window.onLoad = function () {
+    window.widgetID = hcaptcha.render('captcha', { sitekey: '${app.appKey}', size: 'invisible' });
+  };
+</script>
+<script src="${script()}?render=explicit&onload=onLoad&recaptchacompat=off" async defer></script>
+</head><body><div id="captcha"></div><pre id="out"></pre>
+<script>
+  async function submit() {
+    const { response, key } = await hcaptcha.execute(window.widgetID, { async: true });
+    const answer = await fetch('/submit', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ 'h-captcha-response': response }),
+    });
+    document.body.innerHTML = await answer.text();
+    return { response, key };
+  }
+</script></body></html>`,
+      );
+      await page.waitForFunction(
+        () => typeof (window as unknown as { widgetID?: string }).widgetID === 'string',
+      );
+      expect(await page.evaluate(() => 'grecaptcha' in window)).toBe(false);
+      expect(await page.inputValue('textarea[name="h-captcha-response"]')).toBe('');
+      const executed = await page.evaluate(() =>
+        (window as unknown as { submit(): Promise<unknown> }).submit(),
+      );
+      expect(executed).toMatchObject({ key: '' });
+      const result = await verdict(page);
+      expect(result.outcome).toMatchObject({ success: true });
+    });
+  });
+
+  it('serves the compatibility build at the vendor paths and its chunks beside them; other names fall through', async () => {
+    for (const path of [
+      '/turnstile/v0/api.js',
+      '/recaptcha/api.js',
+      '/recaptcha/enterprise.js',
+      '/hcaptcha/1/api.js',
+    ]) {
+      const res = await fetch(api.url + path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/javascript/);
+      expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+      const body = await res.text();
+      const chunk = body.match(/gatehouse-ui\.[\w-]+\.js/)?.[0];
+      expect(chunk, path).toBeTruthy();
+      const beside = await fetch(new URL(chunk as string, api.url + path));
+      expect(beside.status).toBe(200);
+    }
+    expect((await fetch(`${api.url}/recaptcha/other.js`)).status).toBe(404);
+    expect((await fetch(`${api.url}/hcaptcha/1/gatehouse.js`)).status).toBe(404);
+  });
+});
