@@ -3,6 +3,7 @@ import { errorEnvelope, requestContext, utf8Only } from '@gatehouse/core/http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { DatabaseHealth, databaseErrors } from './database-health.ts';
 import type { Deps } from './deps.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
@@ -20,8 +21,9 @@ import { tolerantPaths } from './tolerant-paths.ts';
 export function createApp(deps: Deps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const router = new Router();
+  const databaseHealth = new DatabaseHealth(deps.database, deps.logger);
 
-  healthRoutes(router, deps);
+  healthRoutes(router, deps, databaseHealth);
   openapiRoutes(router);
   challengeRoutes(router, deps);
   validateRoutes(router, deps);
@@ -34,6 +36,7 @@ export function createApp(deps: Deps): Koa {
 
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
+  app.use(databaseErrors(databaseHealth));
   app.use(routeMetrics(deps));
   app.use(async function notFound(ctx, next) {
     await next();

@@ -1,3 +1,4 @@
+import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
 import { issuerConfig } from './risk/attestation.ts';
@@ -59,6 +60,8 @@ export type Config = {
   /** auto: readable in a terminal, JSON otherwise. */
   logFormat: z.infer<typeof schema>['LOG_FORMAT'];
   bodyLimitBytes: number;
+  /** Header, request and keep-alive timeouts and the connection cap of the listener (HTTP_*). */
+  http: HttpLimits;
   /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
   reputationFile: string | undefined;
   /** Trusted Privacy Pass issuers (JSON [{name, public_key}]) and the origin names tokens must be for. */
@@ -100,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    http: loadHttpLimits(env),
     reputationFile: e.RISK_REPUTATION_FILE || undefined,
     standby: {
       bypassUrls: urlList(e.STANDBY_BYPASS_URLS, 'STANDBY_BYPASS_URLS'),

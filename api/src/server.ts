@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isDatabaseUnavailable } from '@gatehouse/core/db';
+import { listenHttp } from '@gatehouse/core/http';
 import { createApp } from './app.ts';
 import { bootstrap, type Runtime } from './bootstrap.ts';
 import { type Config, loadConfig } from './config.ts';
@@ -18,9 +20,9 @@ export interface ApiServer {
 /** Starts the main API: dependencies, listening, periodic clean-up. `start.ts` and the entry below use it. */
 export async function startApiServer(config: Config): Promise<ApiServer> {
   const runtime = await bootstrap(config);
-  const server = createApp(runtime).listen(config.port, config.host);
+  let server: Server;
   try {
-    await once(server, 'listening');
+    server = await listenHttp(createApp(runtime).callback(), config.port, config.host, config.http);
   } catch (error) {
     await runtime.close();
     throw error;
@@ -30,7 +32,10 @@ export async function startApiServer(config: Config): Promise<ApiServer> {
   runtime.logger.info({ url, database: runtime.database.kind }, 'gatehouse api listening');
 
   const purge = setInterval(() => {
-    purgeExpired(runtime.db).catch((err) => runtime.logger.warn({ err }, 'purging expired rows failed'));
+    purgeExpired(runtime.db).catch((err) => {
+      // A lost database is reported once by the requests and probes that meet it, not every minute here.
+      if (!isDatabaseUnavailable(err)) runtime.logger.warn({ err }, 'purging expired rows failed');
+    });
   }, 60_000);
   purge.unref();
 

@@ -38,6 +38,7 @@ export const ERROR_STATUS = {
   quota_exceeded: 429,
   service_online: 503,
   service_unavailable: 503,
+  database_unavailable: 503,
   internal_error: 500,
 } as const;
 
@@ -74,6 +75,7 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   quota_exceeded: 'Quota exceeded',
   service_online: 'The main API is online. Call the base URL instead of the standby service.',
   service_unavailable: 'The service is not ready.',
+  database_unavailable: 'The database is unreachable. Retry after the time in Retry-After.',
   internal_error: 'Internal error.',
 };
 

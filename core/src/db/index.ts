@@ -6,6 +6,7 @@ import * as schema from './schema.ts';
 
 export { isRetryableTransactionError, withRetry } from './retry.ts';
 export * as schema from './schema.ts';
+export { isDatabaseUnavailable } from './unavailable.ts';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -41,7 +42,14 @@ async function openPostgres(url: string, poolMax: number): Promise<DatabaseHandl
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-  const client = postgres(url, { max: poolMax, onnotice: () => {}, connect_timeout: 10 });
+  const client = postgres(url, {
+    max: poolMax,
+    onnotice: () => {},
+    connect_timeout: 10,
+    // postgres.js waits before reconnecting, up to 20 s after repeated failures, and every query queued
+    // meanwhile waits too: a lost database would hang requests instead of answering 503 promptly.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+  });
   const db = drizzle(client, { schema });
   return {
     db: db as unknown as Database,
@@ -75,7 +83,8 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
       await client.query('select 1');
     },
     close: async () => {
-      await client.close();
+      // Idempotent: a database already closed (or lost) is released all the same.
+      if (!client.closed) await client.close();
       release();
     },
   };

@@ -12,7 +12,8 @@ export function errorEnvelope(logger: Logger): Middleware {
       await next();
     } catch (thrown) {
       const error = asGatehouseError(thrown);
-      if (error.status >= 500) {
+      // A GatehouseError is an answer chosen on purpose (a 503 included): whoever threw it logs it, once.
+      if (error.status >= 500 && !(thrown instanceof GatehouseError)) {
         logger.error({ err: thrown, reqId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       }
       ctx.status = error.status;
