@@ -1,5 +1,6 @@
 import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
+import { DEFAULT_REGION, STANDBY_REGION } from '@gatehouse/core/standby-keys';
 import { z } from 'zod';
 
 /** The standby's environment, parsed once; `.env.example` at the root lists every key. */
@@ -12,6 +13,10 @@ const schema = z.object({
   STANDBY_DATA_DIR: z.string().default('.gatehouse-data/standby'),
   STANDBY_STORE_URL: z.string().optional(),
   STANDBY_SYNC_TOKEN: z.string().optional(),
+  GATEHOUSE_REGION: z
+    .string()
+    .regex(STANDBY_REGION, 'GATEHOUSE_REGION must be 1 to 32 characters of a-z, 0-9 or -')
+    .default(DEFAULT_REGION),
   STANDBY_PROBE_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   STANDBY_PROBE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(800),
   STANDBY_FAIL_AFTER: z.coerce.number().int().min(1).max(100).default(3),
@@ -29,8 +34,13 @@ export type StandbyConfig = {
   mainApiUrl: string;
   dataDir: string;
   storeUrl: string | undefined;
-  /** Token for the main API's snapshot endpoint and for the operator's mode override; unset: the local admin token. */
+  /**
+   * The sync credential: for the main API's snapshot endpoint and the operator's mode override. Unset:
+   * the one the main API generated on this machine (DATA_DIR/standby-sync-token). Never the admin token.
+   */
   syncToken: string | undefined;
+  /** Which region this standby serves: its signing key and its outage log are the region's own. */
+  region: string;
   probe: { intervalMs: number; timeoutMs: number; failAfter: number; recoverAfter: number };
   snapshotIntervalMs: number;
   /** Header, request and keep-alive timeouts and the connection cap of each listener (HTTP_*, as the API). */
@@ -56,6 +66,7 @@ export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): Standby
     dataDir: e.STANDBY_DATA_DIR,
     storeUrl: e.STANDBY_STORE_URL || undefined,
     syncToken: e.STANDBY_SYNC_TOKEN || undefined,
+    region: e.GATEHOUSE_REGION,
     probe: {
       intervalMs: e.STANDBY_PROBE_INTERVAL_MS,
       timeoutMs: e.STANDBY_PROBE_TIMEOUT_MS,

@@ -9,6 +9,7 @@ import {
   MemoryConsumptionStore,
   RedisConsumptionStore,
 } from '@gatehouse/core/offline-consumption';
+import { MemoryOfflineTrust, type OfflineTrust, RedisOfflineTrust } from '@gatehouse/core/offline-trust';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createStandbyApp } from './app.ts';
@@ -33,7 +34,13 @@ export interface RunningStandby {
  */
 export async function startStandby(
   config: StandbyConfig,
-  options: { store?: ConsumptionStore; board?: OutageBoard; logger?: Logger; adminTokenFile?: string } = {},
+  options: {
+    store?: ConsumptionStore;
+    trust?: OfflineTrust;
+    board?: OutageBoard;
+    logger?: Logger;
+    syncTokenFile?: string;
+  } = {},
 ): Promise<RunningStandby> {
   const logger =
     options.logger ??
@@ -45,14 +52,22 @@ export async function startStandby(
   if (!options.store && !redis) {
     logger.warn('STANDBY_STORE_URL is not set: offline tokens are single-use within this process only');
   }
-  const tokenFile = options.adminTokenFile ?? join(config.dataDir, '..', 'admin-token');
+  const trust = options.trust ?? (redis ? new RedisOfflineTrust(redis) : new MemoryOfflineTrust());
+  const tokenFile = options.syncTokenFile ?? join(config.dataDir, '..', 'standby-sync-token');
   const syncToken = () =>
     config.syncToken ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
 
   const board =
     options.board ?? (redis ? new RedisOutageBoard(redis, config.mainApiUrl) : new MemoryOutageBoard());
-  const health = new MainHealth(config.mainApiUrl, config.probe, board);
-  const snapshots = new SnapshotKeeper(join(config.dataDir, 'snapshot.json'), config.mainApiUrl, syncToken);
+  const health = new MainHealth(config.mainApiUrl, config.probe, board, (by, startMs, untilMs) =>
+    trust.recordOutage(config.region, by, startMs, untilMs),
+  );
+  const snapshots = new SnapshotKeeper(
+    join(config.dataDir, 'snapshot.json'),
+    config.mainApiUrl,
+    syncToken,
+    config.region,
+  );
   if (snapshots.loadFromDisk()) logger.info(snapshots.status(), 'snapshot loaded from disk');
   const refresh = () =>
     snapshots.refresh().catch((err: Error) => logger.warn({ err: err.message }, 'snapshot refresh failed'));
@@ -78,6 +93,7 @@ export async function startStandby(
       health,
       snapshots,
       store,
+      trust,
       logger: logger.child({ role }),
       controlToken: syncToken,
     });
