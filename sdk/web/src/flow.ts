@@ -30,6 +30,8 @@ export interface Session {
   appKey: string;
   action: string;
   lang: string;
+  /** Customer data bound to the token (Turnstile's `cdata`), echoed by the siteverify endpoints. */
+  cdata?: string;
   signal: AbortSignal;
   /** Client signals, collected at the moment of each init. */
   signals(): Record<string, unknown>;
@@ -84,6 +86,7 @@ async function initialise(s: Session): Promise<Initialised<InitAnswer>> {
         referer: (location.origin + location.pathname).slice(0, 2048),
         lang: s.lang,
         signals: s.signals(),
+        ...(s.cdata ? { cdata: s.cdata } : {}),
       },
       s.signal,
     );

@@ -178,6 +178,7 @@ export class Widget implements WidgetHandle {
         appKey: this.o.appKey,
         action: this.o.action,
         lang: this.lang,
+        ...(this.o.cData ? { cdata: this.o.cData } : {}),
         signal: abort.signal,
         signals: collectSignals,
         serverToken: (fresh) => this.getServerToken(fresh),

@@ -202,6 +202,38 @@ describe.runIf(run)('vendor-compatible pages in Chromium', () => {
       expect(left).toEqual({ fields: 0, children: 0, response: undefined });
     });
 
+    it('data-cdata reaches siteverify as cdata; a second siteverify of the same token is refused', async () => {
+      // developers.cloudflare.com/turnstile/get-started/client-side-rendering/widget-configurations/ (cData)
+      // and .../server-side-validation/ (single use: timeout-or-duplicate).
+      const page = await open(
+        'turnstile',
+        `<!DOCTYPE html><html><head><script src="${script()}" async defer></script></head><body>
+<form action="/submit" method="POST">
+  <div class="cf-turnstile" data-sitekey="${app.appKey}" data-action="signup" data-cdata="sessionid-123456789"></div>
+  <button type="submit">Sign up</button>
+</form></body></html>`,
+      );
+      await filled(page, 'input[name="cf-turnstile-response"]');
+      const token = await page.inputValue('input[name="cf-turnstile-response"]');
+      await page.click('button[type="submit"]');
+      expect((await verdict(page)).outcome).toMatchObject({
+        success: true,
+        action: 'signup',
+        cdata: 'sessionid-123456789',
+      });
+      // The same token posted again (a replayed form): the backend's second siteverify fails.
+      const replay = await page.evaluate(async (t) => {
+        const answer = await fetch('/submit', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ 'cf-turnstile-response': t }),
+        });
+        const html = new DOMParser().parseFromString(await answer.text(), 'text/html');
+        return JSON.parse(html.querySelector('#verdict')?.textContent ?? '{}');
+      }, token);
+      expect(replay.outcome).toMatchObject({ success: false, 'error-codes': ['timeout-or-duplicate'] });
+    });
+
     it("execution: 'execute' waits for turnstile.execute()", async () => {
       // developers.cloudflare.com/turnstile/get-started/client-side-rendering/widget-configurations/ (execution).
       const page = await open(
