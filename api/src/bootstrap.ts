@@ -42,6 +42,11 @@ export async function bootstrap(
   options: BootstrapOptions = {},
 ): Promise<Runtime> {
   const log = logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  const adminToken = config.adminToken ?? localAdminToken(config.dataDir);
+  const syncToken = config.standby.syncToken ?? localSecret(config.dataDir, 'standby-sync-token', 'st_');
+  if (syncToken === adminToken) {
+    throw new Error('STANDBY_SYNC_TOKEN must differ from the admin token: a standby host must not hold it.');
+  }
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.pgliteDir,
@@ -60,11 +65,6 @@ export async function bootstrap(
   const offlineTrust =
     options.offlineTrust ?? (standbyRedis ? new RedisOfflineTrust(standbyRedis) : new MemoryOfflineTrust());
   const standbyKeys = new StandbyKeyring(database.db, keys, offlineTrust);
-  const adminToken = config.adminToken ?? localAdminToken(config.dataDir);
-  const syncToken = config.standby.syncToken ?? localSecret(config.dataDir, 'standby-sync-token', 'st_');
-  if (syncToken === adminToken) {
-    throw new Error('STANDBY_SYNC_TOKEN must differ from the admin token: a standby host must not hold it.');
-  }
   return {
     config,
     database,

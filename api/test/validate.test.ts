@@ -247,16 +247,13 @@ describe.runIf(run)('POST /v1/validate', () => {
       }
     });
 
-    it('say expired true after 5 minutes, and false just before', async () => {
+    // Issue 11 finding 3: integrations that allow `valid || degraded` never read `expired`, so an expired
+    // dg_ must be an error, not a code-0 answer a harvested token would pass with forever.
+    it('are the token_expired error after 5 minutes (never code 0), and still degraded just before', async () => {
       const old = mintDegradedToken(api.runtime.keys, { id: shop.appId }, 'login', Date.now() - 6 * 60_000);
       const res = await validate(shop, { pass_token: old });
-      expect(res.status).toBe(200);
-      expect(res.body.data).toEqual({
-        valid: false,
-        degraded: true,
-        reason: 'quota_exhausted',
-        expired: true,
-      });
+      expectError(res, 200, 'token_expired');
+      expect(res.body.data).toEqual({ valid: false, error: 'token_expired' });
       const recent = mintDegradedToken(
         api.runtime.keys,
         { id: shop.appId },
