@@ -1,8 +1,9 @@
 import { ERROR_STATUS, type ErrorCode, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
-import { z } from 'zod';
-import { appSettings, appSettingsPatch } from './apps/settings.ts';
+import { appSettingsPatch, createAppBody } from './apps/settings.ts';
 import { initBody } from './challenges/init.ts';
 import { submitBody } from './challenges/submit.ts';
+import { pathParameter, requestSchema } from './openapi-request.ts';
+import { appKeyParam, rotateBody } from './routes/admin.ts';
 import { validateBody } from './routes/validate.ts';
 import { issueServerTokenBody } from './tokens/server-tokens.ts';
 
@@ -11,7 +12,8 @@ import { issueServerTokenBody } from './tokens/server-tokens.ts';
  * so the document cannot drift from what is enforced; response schemas are written here and every test
  * response is checked against them (api/test/openapi-contract.test.ts).
  */
-const body = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+const body = requestSchema;
+const appKeyPath = pathParameter('appKey', appKeyParam);
 
 /** The error envelope; `codes` narrows `error` to what one response can carry. */
 const errorEnvelope = (codes: readonly string[] = Object.keys(ERROR_STATUS)) => ({
@@ -444,7 +446,7 @@ export const openapiDocument = {
       post: {
         summary: 'Create an app; the answer is the only time its secret is shown',
         security: adminAuth,
-        requestBody: { required: true, ...json(body(appSettings)) },
+        requestBody: { required: true, ...json(body(createAppBody)) },
         responses: {
           '201': { description: 'Created', ...json(ok(appView)) },
           ...errors(...bodyErrors, 'unauthorized', 'database_unavailable'),
@@ -452,7 +454,7 @@ export const openapiDocument = {
       },
     },
     '/admin/v1/apps/{appKey}': {
-      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [appKeyPath],
       get: {
         summary: 'One app',
         security: adminAuth,
@@ -472,16 +474,13 @@ export const openapiDocument = {
       },
     },
     '/admin/v1/apps/{appKey}/rotate-secret': {
-      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [appKeyPath],
       post: {
         summary: 'New secret; the previous one keeps working for grace_seconds (default one day)',
         security: adminAuth,
         requestBody: {
           required: false,
-          ...json({
-            type: 'object',
-            properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 2_592_000 } },
-          }),
+          ...json(body(rotateBody)),
         },
         responses: {
           '200': { description: 'The app and its new secret', ...json(ok(appView)) },
@@ -490,7 +489,7 @@ export const openapiDocument = {
       },
     },
     '/admin/v1/apps/{appKey}/disable': {
-      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [appKeyPath],
       post: {
         summary: 'Disable an app: its credentials stop working at once',
         security: adminAuth,
@@ -501,7 +500,7 @@ export const openapiDocument = {
       },
     },
     '/admin/v1/apps/{appKey}/enable': {
-      parameters: [{ name: 'appKey', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [appKeyPath],
       post: {
         summary: 'Enable a disabled app',
         security: adminAuth,

@@ -124,12 +124,13 @@ describe.runIf(run)('OpenAPI contract', () => {
       }
     });
 
-    it('documents the server-token limits (ttl at most 900, max_uses at most 1000)', () => {
+    it('documents the server-token limits (ttl from 1, clamped to 900; max_uses 1 to 1000)', () => {
       const schema =
         served.paths['/v1/server/challenge/issue'].post.requestBody.content['application/json'].schema;
       expect(schema.required).toEqual(['action']);
-      expect(schema.properties.ttl).toMatchObject({ minimum: 1, maximum: 900 });
-      expect(schema.properties.max_uses).toMatchObject({ minimum: 1, maximum: 1000 });
+      expect(schema.properties.ttl).toMatchObject({ type: 'integer', minimum: 1 });
+      expect(schema.properties.ttl.description).toContain('clamped to 900');
+      expect(schema.properties.max_uses).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000 });
     });
   });
 

@@ -1,7 +1,7 @@
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
 import { readBody } from '@gatehouse/core/http';
-import { isIp } from '@gatehouse/core/ip';
+import { ipAddressSchema } from '@gatehouse/core/ip';
 import { validateOfflineToken } from '@gatehouse/core/offline-validation';
 import { MAX_TOKEN_LENGTH, tokenKind } from '@gatehouse/core/tokens';
 import type Router from '@koa/router';
@@ -15,11 +15,7 @@ import { actionSchema } from '../tokens/server-tokens.ts';
 export const validateBody = z
   .object({
     pass_token: z.string().min(1).max(MAX_TOKEN_LENGTH),
-    client_ip: z
-      .string()
-      .refine(isIp, 'must be an IPv4 or IPv6 address')
-      .meta({ description: 'An IPv4 (dotted decimal) or IPv6 address.' })
-      .optional(),
+    client_ip: ipAddressSchema.optional(),
     idempotency_key: z
       .string()
       .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1 to 128 characters of letters, digits, _ . : or -')

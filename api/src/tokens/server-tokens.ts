@@ -2,7 +2,7 @@ import { randomId } from '@gatehouse/core/crypto';
 import type { Database } from '@gatehouse/core/db';
 import { type App, serverTokens } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
-import { isIp, normalizeIp } from '@gatehouse/core/ip';
+import { ipAddressSchema, normalizeIp } from '@gatehouse/core/ip';
 import type { TokenKeys } from '@gatehouse/core/tokens';
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { z } from 'zod';
@@ -24,18 +24,18 @@ export const actionSchema = z
   .string()
   .regex(ACTION, 'action must be 1 to 64 characters of letters, digits, _ . : or -');
 
-/** Form bodies carry strings, JSON bodies numbers: accept both, reject anything else precisely. */
+/**
+ * Form bodies carry strings, JSON bodies numbers: a decimal string is read as the number it spells, then
+ * checked as one. The OpenAPI document shows the number's schema (an integer and its bounds), which is
+ * also how OpenAPI describes a form field, so the two cannot disagree on a bound.
+ */
+export const wholeNumber = (schema: z.ZodNumber) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\d{1,9}$/.test(v) ? Number(v) : v), schema);
+
 const intField = (min: number, max: number, fallback: number) =>
-  z
-    .union([z.number(), z.string().regex(/^\d{1,9}$/, 'must be a whole number')])
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max))
+  wholeNumber(z.number().int().min(min).max(max))
     .default(fallback)
-    // The pipe hides the bounds from the OpenAPI document's input schema: state them there.
     .meta({
-      type: ['number', 'string'],
-      minimum: min,
-      maximum: max,
       description: `Integer from ${min} to ${max}, default ${fallback}; a value out of range is rejected, never clamped.`,
     });
 
@@ -48,30 +48,18 @@ const textField = (max: number) =>
     .refine(
       (v) => v.isWellFormed() && ![...v].some((c) => c < ' ' || c === '\x7f'),
       'must not contain control characters',
-    );
+    )
+    // What the refinement checks, for the OpenAPI document (lone surrogates cannot be said in a pattern).
+    .meta({ pattern: '^[^\\u0000-\\u001f\\u007f]*$' });
 
-const ipField = z
-  .string()
-  .refine(isIp, 'must be an IPv4 or IPv6 address')
-  .transform((v) => normalizeIp(v)!)
-  .meta({ description: 'An IPv4 (dotted decimal) or IPv6 address.' });
+const ipField = ipAddressSchema.transform((v) => normalizeIp(v)!);
 
 /** Like intField, but a value above `max` is granted as `max` instead of refused. */
 const clampedIntField = (min: number, max: number, fallback: number) =>
-  z
-    .union([z.number(), z.string().regex(/^\d{1,9}$/, 'must be a whole number')])
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(min)
-        .transform((v) => Math.min(v, max)),
-    )
+  wholeNumber(z.number().int().min(min))
+    .transform((v) => Math.min(v, max))
     .default(fallback)
     .meta({
-      type: ['number', 'string'],
-      minimum: min,
       description: `Integer of at least ${min}, default ${fallback}; above ${max} it is clamped to ${max}, and expires_in says so.`,
     });
 
