@@ -27,6 +27,8 @@ function options(p: Params): CompatOptions {
     lang: p.language ? String(p.language) : undefined,
     size: p.size ? String(p.size) : undefined,
     tabIndex: p.tabindex === undefined ? undefined : Number(p.tabindex),
+    retry: p.retry === 'never' ? 'never' : 'auto',
+    retryInterval: p['retry-interval'] === undefined ? undefined : Number(p['retry-interval']),
     refreshExpired: (['manual', 'never'].includes(String(p['refresh-expired']))
       ? p['refresh-expired']
       : 'auto') as CompatOptions['refreshExpired'],

@@ -1,4 +1,4 @@
-import type { RefreshExpired, RenderOptions, Size, WidgetHandle } from '../options.ts';
+import type { RefreshExpired, RenderOptions, Retry, Size, WidgetHandle } from '../options.ts';
 import type { GatehouseError } from '../transport.ts';
 
 /*
@@ -23,6 +23,9 @@ export interface CompatOptions {
   /** The box's size: the vendors' `normal`, `compact` and Turnstile's `flexible` (others: `normal`). */
   size?: string;
   tabIndex?: number;
+  /** Turnstile's `retry` and `retry-interval` (ms): retries after a failure of the network or the service. */
+  retry?: Retry;
+  retryInterval?: number;
   /** What an expired token leads to: Turnstile's `refresh-expired`; reCAPTCHA and hCaptcha wait for the user. */
   refreshExpired: RefreshExpired;
   /** Nothing visible: Gatehouse's invisible mode (a dialog only when an image challenge is needed). */
@@ -124,6 +127,8 @@ export class CompatWidget {
       if (o.lang && o.lang !== 'auto') options.lang = o.lang;
       if (o.cdata) options.cData = o.cdata;
       if (Number.isInteger(o.tabIndex)) options.tabIndex = o.tabIndex;
+      if (o.retry) options.retry = o.retry;
+      if (o.retryInterval) options.retryInterval = o.retryInterval;
       this.handle = window.Gatehouse.render(this.holder, options);
       this.holder.querySelector(`input[name="${INTERNAL_FIELD}"]`)?.remove();
     }
