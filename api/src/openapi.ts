@@ -4,6 +4,7 @@ import { initBody } from './challenges/init.ts';
 import { submitBody } from './challenges/submit.ts';
 import { pathParameter, requestSchema } from './openapi-request.ts';
 import { appKeyParam, rotateBody } from './routes/admin.ts';
+import { rotateStandbyKeyBody, standbyKidParam } from './routes/standby-keys.ts';
 import { validateBody } from './routes/validate.ts';
 import { issueServerTokenBody } from './tokens/server-tokens.ts';
 
@@ -14,6 +15,7 @@ import { issueServerTokenBody } from './tokens/server-tokens.ts';
  */
 const body = requestSchema;
 const appKeyPath = pathParameter('appKey', appKeyParam);
+const kidPath = pathParameter('kid', standbyKidParam);
 
 /** The error envelope; `codes` narrows `error` to what one response can carry. */
 const errorEnvelope = (codes: readonly string[] = Object.keys(ERROR_STATUS)) => ({
@@ -186,7 +188,22 @@ const errors = (...codes: ErrorCode[]) => {
   return out;
 };
 const appAuth = [{ appKey: [], appSecret: [] }];
+const standbyKeyView = {
+  type: 'object',
+  required: ['kid', 'region', 'status', 'created_at', 'retired_at', 'revoked_at'],
+  properties: {
+    kid: { type: 'string' },
+    region: { type: 'string' },
+    status: { type: 'string', enum: ['active', 'retired', 'revoked'] },
+    created_at: { type: 'string', format: 'date-time' },
+    retired_at: { type: ['string', 'null'], format: 'date-time' },
+    revoked_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+  additionalProperties: false,
+};
 const adminAuth = [{ admin: [] }];
+/** The standby's own credential (STANDBY_SYNC_TOKEN), never the admin token. */
+const syncAuth = [{ standbySync: [] }];
 /** Errors any endpoint with a request body can answer. */
 const bodyErrors: ErrorCode[] = ['invalid_request', 'unsupported_media_type', 'payload_too_large'];
 const appAuthErrors: ErrorCode[] = ['invalid_app_key', 'invalid_app_secret', 'app_disabled'];
@@ -204,6 +221,11 @@ export const openapiDocument = {
       appKey: { type: 'apiKey', in: 'header', name: 'X-App-Key' },
       appSecret: { type: 'apiKey', in: 'header', name: 'X-App-Secret' },
       admin: { type: 'http', scheme: 'bearer' },
+      standbySync: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'STANDBY_SYNC_TOKEN; the admin token is refused',
+      },
     },
     schemas: { ErrorEnvelope: errorEnvelope(), CaptchaArgs: captchaArgs },
   },
@@ -348,8 +370,17 @@ export const openapiDocument = {
     },
     '/internal/v1/standby/snapshot': {
       get: {
-        summary: 'The snapshot the standby keeps (apps, secret hashes, offline key); standby sync token only',
-        security: adminAuth,
+        summary:
+          "The snapshot a region's standby keeps (apps, secret hashes, the region's signing keys); the standby sync credential only, never the admin token",
+        security: syncAuth,
+        parameters: [
+          {
+            name: 'region',
+            in: 'query',
+            required: false,
+            schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$', default: 'default' },
+          },
+        ],
         responses: {
           '200': { description: 'The snapshot', ...json(ok({ type: 'object' })) },
           ...errors('unauthorized', 'database_unavailable'),
@@ -507,6 +538,56 @@ export const openapiDocument = {
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
           ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable'),
+        },
+      },
+    },
+    '/admin/v1/standby-keys': {
+      get: {
+        summary:
+          'The standby keyring: one offline_ signing key per region, with its state (never the key itself)',
+        security: adminAuth,
+        responses: {
+          '200': {
+            description: 'Keys',
+            ...json(
+              ok({
+                type: 'object',
+                required: ['keys'],
+                properties: { keys: { type: 'array', items: standbyKeyView } },
+                additionalProperties: false,
+              }),
+            ),
+          },
+          ...errors('unauthorized', 'database_unavailable'),
+        },
+      },
+    },
+    '/admin/v1/standby-keys/rotate': {
+      post: {
+        summary: 'New active key for a region; the previous one only verifies the tokens it minted before',
+        security: adminAuth,
+        requestBody: { required: true, ...json(body(rotateStandbyKeyBody)) },
+        responses: {
+          '200': { description: 'The new key', ...json(ok(standbyKeyView)) },
+          ...errors(...bodyErrors, 'unauthorized', 'database_unavailable'),
+        },
+      },
+    },
+    '/admin/v1/standby-keys/{kid}/revoke': {
+      parameters: [kidPath],
+      post: {
+        summary:
+          'Revoke a key: every checker refuses its tokens from the next request on; an active key is replaced',
+        security: adminAuth,
+        responses: {
+          '200': { description: 'The revoked key', ...json(ok(standbyKeyView)) },
+          ...errors(
+            'invalid_request',
+            'unauthorized',
+            'not_found',
+            'service_unavailable',
+            'database_unavailable',
+          ),
         },
       },
     },

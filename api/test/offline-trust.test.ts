@@ -21,6 +21,7 @@ import {
   startTestApi,
   type TestApi,
 } from './harness.ts';
+import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
  * Issue 11, findings 2 and 3, and issue 13's offline_ item, through real HTTP: the main API (PGlite or
@@ -214,9 +215,13 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
     it('the key routes need the admin token and never show key material', async () => {
       expect((await fetch(`${api.url}/admin/v1/standby-keys`)).status).toBe(401);
       expect((await fetch(`${api.url}/admin/v1/standby-keys`, { headers: sync() })).status).toBe(401);
-      const list = (await (
-        await fetch(`${api.url}/admin/v1/standby-keys`, { headers: admin() })
-      ).json()) as Json;
+      const res = await fetch(`${api.url}/admin/v1/standby-keys`, { headers: admin() });
+      const list = (await res.json()) as Json;
+      expectMatchesOpenApi('/admin/v1/standby-keys', 'get', {
+        status: res.status,
+        body: list,
+        headers: res.headers,
+      });
       const mine = list.data.keys.filter((k: Json) => k.region === region);
       expect(mine.length).toBeGreaterThan(0);
       for (const k of mine) expect(k.key).toBeUndefined();
@@ -228,6 +233,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
       const old = await regionKey();
       const revoked = await postJson(`${api.url}/admin/v1/standby-keys/${old.kid}/revoke`, {}, admin());
       expect(revoked.status).toBe(200);
+      expectMatchesOpenApi('/admin/v1/standby-keys/{kid}/revoke', 'post', revoked);
       expect(revoked.body.data).toMatchObject({ kid: old.kid, status: 'revoked' });
 
       await outage(async () => {
@@ -262,6 +268,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
       const old = await regionKey();
       const rotated = await postJson(`${api.url}/admin/v1/standby-keys/rotate`, { region }, admin());
       expect(rotated.status).toBe(200);
+      expectMatchesOpenApi('/admin/v1/standby-keys/rotate', 'post', rotated);
       expect(rotated.body.data).toMatchObject({ region, status: 'active' });
       expect(rotated.body.data.kid).not.toBe(old.kid);
       await standby.snapshots.refresh();
