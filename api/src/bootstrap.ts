@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '@gatehouse/core/db';
+import { openDatabase, privateFolder } from '@gatehouse/core/db';
 import { createLogger } from '@gatehouse/core/logging';
 import {
   type ConsumptionStore,
@@ -42,6 +42,8 @@ export async function bootstrap(
   options: BootstrapOptions = {},
 ): Promise<Runtime> {
   const log = logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  // DATA_DIR holds the generated admin token and sync credential, and by default the embedded database.
+  privateFolder(config.dataDir);
   const adminToken = config.adminToken ?? localAdminToken(config.dataDir);
   const syncToken = config.standby.syncToken ?? localSecret(config.dataDir, 'standby-sync-token', 'st_');
   if (syncToken === adminToken) {

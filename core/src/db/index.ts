@@ -2,8 +2,10 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { protectFolder } from './private-files.ts';
 import * as schema from './schema.ts';
 
+export { privateFolder, protectFolder } from './private-files.ts';
 export { isRetryableTransactionError, withRetry } from './retry.ts';
 export * as schema from './schema.ts';
 export { isDatabaseUnavailable } from './unavailable.ts';
@@ -66,7 +68,10 @@ async function openPglite(dataDir: string): Promise<DatabaseHandle> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   const { migrate } = await import('drizzle-orm/pglite/migrator');
-  const release = dataDir.startsWith('memory://') ? () => {} : lockDataDir(dataDir);
+  const onDisk = !dataDir.startsWith('memory://');
+  // Folders 0700 and files 0600, including every file PGlite creates later (see private-files.ts).
+  if (onDisk) protectFolder(dataDir);
+  const release = onDisk ? lockDataDir(dataDir) : () => {};
   let client: InstanceType<typeof PGlite>;
   try {
     client = await PGlite.create(dataDir);
@@ -100,7 +105,7 @@ function lockDataDir(dataDir: string): () => void {
   const file = join(dataDir, 'gatehouse.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
       return () => rmSync(file, { force: true });
     } catch {
       const owner = Number(readFileSync(file, 'utf8'));

@@ -1,0 +1,73 @@
+import { lstatSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
+
+/*
+ * Issue 11, finding 4: the embedded database's folder is private to the user running Gatehouse. PGlite
+ * created 968 of 1,004 files (WAL included) with mode 0666 and its folders 0755, and the master token
+ * key sits in one of its tables. Now every folder is 0700 and every file 0600, including the files
+ * PGlite creates long after start-up (a new WAL segment, new relation files).
+ */
+
+/** Every path under `dir` with its permission bits. */
+function modes(dir: string): { path: string; dir: boolean; mode: number }[] {
+  const out: { path: string; dir: boolean; mode: number }[] = [];
+  const walk = (path: string) => {
+    const stat = lstatSync(path);
+    out.push({ path, dir: stat.isDirectory(), mode: stat.mode & 0o777 });
+    if (stat.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
+  };
+  walk(dir);
+  return out;
+}
+
+function expectPrivate(dir: string): void {
+  const all = modes(dir);
+  const loose = all.filter((e) => e.mode !== (e.dir ? 0o700 : 0o600));
+  expect(loose.map((e) => `${e.mode.toString(8)} ${e.path}`)).toEqual([]);
+  expect(all.length).toBeGreaterThan(100);
+}
+
+// Only the embedded database has files of its own; on PostgreSQL the server's own folder is its business.
+if (TEST_DATABASE === 'pglite') {
+  describe('the embedded database folder is private (files 0600, folders 0700)', () => {
+    let api: TestApi;
+    let dataDir: string;
+    let pgliteDir: string;
+
+    beforeAll(async () => {
+      dataDir = join(mkdtempSync(join(tmpdir(), 'gatehouse-modes-')), 'data');
+      pgliteDir = join(dataDir, 'pgdata');
+      api = await startTestApi({ DATA_DIR: dataDir, PGLITE_DIR: pgliteDir });
+    });
+    afterAll(() => api?.close());
+
+    it('after start-up and migrations', () => {
+      expect(lstatSync(dataDir).mode & 0o777).toBe(0o700);
+      expectPrivate(pgliteDir);
+    });
+
+    it('for files PGlite creates later: rows written over HTTP, a new WAL segment, a checkpoint', async () => {
+      const before = new Set(modes(pgliteDir).map((e) => e.path));
+      const { appKey, appSecret } = await api.createApp({ name: 'modes', test_mode: true });
+      for (let i = 0; i < 20; i++) {
+        const issued = await api.post(
+          '/v1/server/challenge/issue',
+          { action: 'login' },
+          { 'X-App-Key': appKey, 'X-App-Secret': appSecret },
+        );
+        expect(issued.status).toBe(200);
+      }
+      await api.runtime.db.execute(sql`create table mode_probe (id text primary key, body text)`);
+      await api.runtime.db.execute(sql`select pg_switch_wal()`);
+      await api.runtime.db.execute(sql`checkpoint`);
+      const created = modes(pgliteDir).filter((e) => !before.has(e.path));
+      expect(created.length).toBeGreaterThan(0);
+      expect(created.some((e) => e.path.includes('pg_wal'))).toBe(true);
+      expectPrivate(pgliteDir);
+    });
+  });
+}
