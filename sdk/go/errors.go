@@ -32,6 +32,10 @@ const (
 	CodeTokenAlreadyUsed  = "token_already_used"
 	CodeTokenExpired      = "token_expired"
 	CodeTokenNotFound     = "token_not_found"
+	// CodeTokenActionMismatch: the token was solved for another action than the one the server was asked to expect.
+	CodeTokenActionMismatch = "token_action_mismatch"
+	// CodeClientIPMismatch: the app's client_ip_policy is reject and the client IP does not match the solve-time IP.
+	CodeClientIPMismatch = "client_ip_mismatch"
 )
 
 // Error is the SDK's one error type: every error NewClient, Validate and IssueServerToken return is a

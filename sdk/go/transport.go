@@ -175,7 +175,9 @@ func parseEnvelope(raw []byte) *envelope {
 		if message == "" {
 			message = errCode
 		}
-		return &envelope{code: -1, errCode: errCode, message: message}
+		// A token verdict carries what is known of the token in data (its action, the client IP check).
+		data, _ := v["data"].(map[string]any)
+		return &envelope{code: -1, errCode: errCode, message: message, data: data}
 	}
 	return nil
 }

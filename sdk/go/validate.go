@@ -49,7 +49,7 @@ func (c *Client) Validate(ctx context.Context, token string, params *ValidatePar
 	}
 	// 1. Untrusted input: a missing or oversized token is an answer, not an error, and costs no request.
 	if token == "" || len(token) > maxTokenLength {
-		return refusedVerdict(CodeTokenNotFound, false, ""), nil
+		return refusedVerdict(CodeTokenNotFound, nil, false, ""), nil
 	}
 	// 2. Client-only tokens come from a browser that reached no Gatehouse service: never verifiable.
 	if strings.HasPrefix(token, prefixClientOnly) {
@@ -85,7 +85,7 @@ func (c *Client) Validate(ctx context.Context, token string, params *ValidatePar
 		return verdictFromData(a.env.data, offline, p.ExpectedAction, a.requestID), nil
 	}
 	if a.env != nil && a.env.code == -1 && isTokenError(a.env.errCode) {
-		return refusedVerdict(a.env.errCode, offline, a.requestID), nil
+		return refusedVerdict(a.env.errCode, a.env.data, offline, a.requestID), nil
 	}
 	return nil, errorFromAnswer(a)
 }

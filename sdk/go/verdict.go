@@ -48,7 +48,9 @@ type Verdict struct {
 	Offline bool `json:"offline"`
 	// ClientOnly marks a co_ token, made in a browser that reached no Gatehouse service: never valid.
 	ClientOnly bool `json:"client_only"`
-	// ErrorCode says why the token was refused: token_already_used, token_expired or token_not_found; else "".
+	// ErrorCode says why the token was refused: token_already_used, token_expired, token_not_found,
+	// token_action_mismatch or client_ip_mismatch; else "". The API answers these with HTTP 200 and the code
+	// in data.error too; older servers used 404/409/410, read the same way.
 	ErrorCode string `json:"error_code"`
 	// ClientIPCheck is match, mismatch or unverifiable when ValidateParams.ClientIP was given and the token verified.
 	ClientIPCheck string `json:"client_ip_check"`
@@ -63,11 +65,24 @@ func (v *Verdict) Accepts(expectedAction string) bool {
 
 // isTokenError reports the API error codes that are verdicts, not errors.
 func isTokenError(code string) bool {
-	return code == CodeTokenAlreadyUsed || code == CodeTokenExpired || code == CodeTokenNotFound
+	switch code {
+	case CodeTokenAlreadyUsed, CodeTokenExpired, CodeTokenNotFound, CodeTokenActionMismatch, CodeClientIPMismatch:
+		return true
+	}
+	return false
 }
 
-func refusedVerdict(code string, offline bool, requestID string) *Verdict {
-	return &Verdict{ErrorCode: code, Expired: code == CodeTokenExpired, Offline: offline, RequestID: requestID}
+// refusedVerdict is a token refused with one of the verdict codes; data is the envelope's data (the
+// token's action, the client IP check), nil from older servers.
+func refusedVerdict(code string, data map[string]any, offline bool, requestID string) *Verdict {
+	v := &Verdict{ErrorCode: code, Expired: code == CodeTokenExpired, Offline: offline, RequestID: requestID}
+	v.Action, _ = data["action"].(string)
+	v.Reason, _ = data["reason"].(string)
+	switch check, _ := data["client_ip_check"].(string); check {
+	case "match", "mismatch", "unverifiable":
+		v.ClientIPCheck = check
+	}
+	return v
 }
 
 func clientOnlyVerdict() *Verdict {

@@ -116,7 +116,8 @@ export class Gatehouse {
     }
     const code = answer.envelope?.code === -1 ? answer.envelope.error : null;
     if (code && (TOKEN_ERRORS as readonly string[]).includes(code)) {
-      return refusedVerdict(code as TokenErrorCode, flags, answer.requestId);
+      const details = answer.envelope?.code === -1 ? answer.envelope.data : undefined;
+      return refusedVerdict(code as TokenErrorCode, flags, answer.requestId, details);
     }
     throw errorFromAnswer(answer);
   }

@@ -80,7 +80,7 @@ export interface Answer {
 
 export type Envelope =
   | { code: 0; data: Record<string, unknown> }
-  | { code: -1; error: string; message: string };
+  | { code: -1; error: string; message: string; data?: Record<string, unknown> };
 
 /** Maps an answer that is not a success to the error to throw: the one place statuses become error types. */
 export function errorFromAnswer(answer: Answer): GatehouseError {

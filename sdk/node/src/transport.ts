@@ -171,7 +171,11 @@ export function parseEnvelope(text: string): Envelope | null {
     return { code: 0, data: v.data as Record<string, unknown> };
   }
   if (v.code === -1 && typeof v.error === 'string') {
-    return { code: -1, error: v.error, message: typeof v.message === 'string' ? v.message : v.error };
+    const message = typeof v.message === 'string' ? v.message : v.error;
+    // A token verdict carries what is known of the token in data (its action, the client IP check).
+    const data =
+      typeof v.data === 'object' && v.data !== null ? (v.data as Record<string, unknown>) : undefined;
+    return { code: -1, error: v.error, message, ...(data ? { data } : {}) };
   }
   return null;
 }

@@ -17,8 +17,17 @@ export interface CaptchaArgs {
 /** How the `clientIp` given to validate compared with the solve-time IP (same /24 or /48 is a match). */
 export type ClientIpCheck = 'match' | 'mismatch' | 'unverifiable';
 
-/** The token answers that are verdicts, not exceptions. */
-export const TOKEN_ERRORS = ['token_already_used', 'token_expired', 'token_not_found'] as const;
+/**
+ * The token answers that are verdicts, not exceptions. The API answers them with HTTP 200 and the code in
+ * `data.error` too; older servers used 404/409/410, which are read the same way.
+ */
+export const TOKEN_ERRORS = [
+  'token_already_used',
+  'token_expired',
+  'token_not_found',
+  'token_action_mismatch',
+  'client_ip_mismatch',
+] as const;
 export type TokenErrorCode = (typeof TOKEN_ERRORS)[number];
 
 /** The answer to `validate`: a result, never an exception, whatever the end user sent. */
@@ -47,7 +56,11 @@ export interface Verdict {
   offline: boolean;
   /** A `co_` token, made in the browser when no Gatehouse service answered: never verifiable, never valid. */
   clientOnly: boolean;
-  /** Why the token was refused: `token_already_used`, `token_expired` or `token_not_found`; else null. */
+  /**
+   * Why the token was refused: `token_already_used`, `token_expired`, `token_not_found`,
+   * `token_action_mismatch` (solved for another action than `expectedAction`) or `client_ip_mismatch`
+   * (the app's client_ip_policy is reject); else null.
+   */
   errorCode: TokenErrorCode | null;
   /** Present when `clientIp` was given and the token verified. */
   clientIpCheck: ClientIpCheck | null;
@@ -84,9 +97,22 @@ function empty(flags: TokenFlags, requestId: string | null): Verdict {
   };
 }
 
-/** A token refused with one of TOKEN_ERRORS. */
-export function refusedVerdict(code: TokenErrorCode, flags: TokenFlags, requestId: string | null): Verdict {
-  return { ...empty(flags, requestId), errorCode: code, expired: code === 'token_expired' };
+/** A token refused with one of TOKEN_ERRORS; `data` is the envelope's data (the token's action, the IP check). */
+export function refusedVerdict(
+  code: TokenErrorCode,
+  flags: TokenFlags,
+  requestId: string | null,
+  data: Record<string, unknown> = {},
+): Verdict {
+  const check = data.client_ip_check;
+  return {
+    ...empty(flags, requestId),
+    errorCode: code,
+    expired: code === 'token_expired',
+    action: typeof data.action === 'string' ? data.action : null,
+    reason: typeof data.reason === 'string' ? data.reason : null,
+    clientIpCheck: check === 'match' || check === 'mismatch' || check === 'unverifiable' ? check : null,
+  };
 }
 
 /** A `co_` token: nothing to ask the API, it could not verify it. */

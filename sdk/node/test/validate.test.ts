@@ -65,6 +65,25 @@ describe('@gatehouse/node against a real API', () => {
     expect(await gh.validate('pt_garbage')).toMatchObject({ valid: false, errorCode: 'token_not_found' });
   });
 
+  it('a client_ip rejection is a verdict with its code, and so is a base URL with a trailing slash', async () => {
+    const strict = await api.createApp({ name: 'strict', client_ip_policy: 'reject' });
+    const slashed = new Gatehouse({
+      appKey: strict.appKey,
+      appSecret: strict.appSecret,
+      baseUrl: `${api.url}/`,
+    });
+    const verdict = await slashed.validate(await passToken('login', strict.appId), {
+      clientIp: '198.51.100.4',
+    });
+    expect(verdict).toMatchObject({
+      valid: false,
+      errorCode: 'client_ip_mismatch',
+      reason: 'client_ip_mismatch',
+      clientIpCheck: 'mismatch',
+      action: 'login',
+    });
+  });
+
   it('another app cannot validate this app’s token', async () => {
     const other = await api.createApp({ name: 'other' });
     const ghOther = new Gatehouse({ appKey: other.appKey, appSecret: other.appSecret, baseUrl: api.url });
@@ -154,8 +173,9 @@ describe('@gatehouse/node against a real API', () => {
     expect(limited).toBeGreaterThan(0);
   });
 
-  it('an out-of-range ttl is the API’s invalid_request, thrown', async () => {
-    await expect(gh.issueServerToken({ action: 'login', ttl: 901 })).rejects.toMatchObject({
+  it('a ttl above 900 is granted as 900 (expiresIn says so); a ttl of 0 is the API’s invalid_request', async () => {
+    expect((await gh.issueServerToken({ action: 'login', ttl: 901 })).expiresIn).toBe(900);
+    await expect(gh.issueServerToken({ action: 'login', ttl: 0 })).rejects.toMatchObject({
       code: 'invalid_request',
       status: 400,
     });

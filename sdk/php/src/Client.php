@@ -114,7 +114,7 @@ final class Client
             return Verdict::fromData($answer->data, $offline, $options['expected_action'] ?? null, $answer->requestId);
         }
         if ($answer->error !== null && in_array($answer->error, Verdict::TOKEN_ERRORS, true)) {
-            return Verdict::refused($answer->error, $offline, $answer->requestId);
+            return Verdict::refused($answer->error, $offline, $answer->requestId, $answer->errorData);
         }
         throw Errors::fromAnswer($answer);
     }

@@ -7,8 +7,17 @@ namespace Gatehouse;
 /** The answer to Client::validate(): a result, never an exception, whatever the end user sent. */
 final class Verdict
 {
-    /** The API error codes that are verdicts, not exceptions. */
-    public const TOKEN_ERRORS = ['token_already_used', 'token_expired', 'token_not_found'];
+    /**
+     * The API error codes that are verdicts, not exceptions. The API answers them with HTTP 200 and the code
+     * in data.error too; older servers used 404/409/410, read the same way.
+     */
+    public const TOKEN_ERRORS = [
+        'token_already_used',
+        'token_expired',
+        'token_not_found',
+        'token_action_mismatch',
+        'client_ip_mismatch',
+    ];
 
     private function __construct(
         /** True only when the token verified and this call consumed it. Never true for `dg_` or `co_` tokens. */
@@ -32,7 +41,10 @@ final class Verdict
         public readonly bool $offline = false,
         /** A `co_` token, made in a browser that reached no Gatehouse service: never verifiable, never valid. */
         public readonly bool $clientOnly = false,
-        /** Why the token was refused: `token_already_used`, `token_expired` or `token_not_found`; else null. */
+        /**
+         * Why the token was refused: `token_already_used`, `token_expired`, `token_not_found`,
+         * `token_action_mismatch` or `client_ip_mismatch`; else null.
+         */
         public readonly ?string $errorCode = null,
         /** `match`, `mismatch` or `unverifiable` when client_ip was given and the token verified. */
         public readonly ?string $clientIpCheck = null,
@@ -47,10 +59,23 @@ final class Verdict
         return $this->valid && $this->action === $expectedAction;
     }
 
-    /** @internal A token refused with one of TOKEN_ERRORS. */
-    public static function refused(string $errorCode, bool $offline, ?string $requestId): self
+    /**
+     * @internal A token refused with one of TOKEN_ERRORS; $data is the envelope's data (the token's action,
+     * the client IP check), empty from older servers.
+     * @param array<string, mixed> $data
+     */
+    public static function refused(string $errorCode, bool $offline, ?string $requestId, array $data = []): self
     {
-        return new self(errorCode: $errorCode, expired: $errorCode === 'token_expired', offline: $offline, requestId: $requestId);
+        $check = $data['client_ip_check'] ?? null;
+        return new self(
+            action: is_string($data['action'] ?? null) ? $data['action'] : null,
+            expired: $errorCode === 'token_expired',
+            reason: is_string($data['reason'] ?? null) ? $data['reason'] : null,
+            offline: $offline,
+            errorCode: $errorCode,
+            clientIpCheck: in_array($check, ['match', 'mismatch', 'unverifiable'], true) ? $check : null,
+            requestId: $requestId,
+        );
     }
 
     /** @internal A `co_` token: nothing to ask, no service could verify it. */

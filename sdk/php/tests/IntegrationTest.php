@@ -117,9 +117,11 @@ final class IntegrationTest extends TestCase
         self::assertTrue($verdict->accepted);
         self::assertSame('user-42', $verdict->uid);
 
+        // A ttl above 900 is granted as 900, and expires_in says so; 0 is refused.
+        self::assertSame(900, $client->issueServerToken(['action' => 'login', 'ttl' => 901])->expiresIn);
         try {
-            $client->issueServerToken(['action' => 'login', 'ttl' => 901]);
-            self::fail('ttl 901 was accepted');
+            $client->issueServerToken(['action' => 'login', 'ttl' => 0]);
+            self::fail('ttl 0 was accepted');
         } catch (InvalidRequestException $e) {
             self::assertSame(['invalid_request', 400], [$e->getErrorCode(), $e->getStatus()]);
         }

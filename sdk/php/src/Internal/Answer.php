@@ -14,7 +14,10 @@ use Gatehouse\HttpClient\Response;
  */
 final class Answer
 {
-    /** @param array<string, mixed>|null $data */
+    /**
+     * @param array<string, mixed>|null $data
+     * @param array<string, mixed> $errorData data of an error envelope: a token verdict's action, client IP check
+     */
     private function __construct(
         public readonly string $url,
         public readonly int $status,
@@ -23,6 +26,7 @@ final class Answer
         public readonly ?array $data,
         public readonly ?string $error,
         public readonly ?string $message,
+        public readonly array $errorData = [],
     ) {
     }
 
@@ -30,6 +34,7 @@ final class Answer
     {
         $data = null;
         $error = null;
+        $errorData = [];
         $message = null;
         try {
             $value = json_decode($response->body, true, 64, JSON_THROW_ON_ERROR | JSON_BIGINT_AS_STRING);
@@ -42,6 +47,7 @@ final class Answer
             } elseif (($value['code'] ?? null) === -1 && is_string($value['error'] ?? null) && $value['error'] !== '') {
                 $error = $value['error'];
                 $message = is_string($value['message'] ?? null) && $value['message'] !== '' ? $value['message'] : $error;
+                $errorData = is_array($value['data'] ?? null) && !array_is_list($value['data']) ? $value['data'] : [];
             }
         }
         return new self(
@@ -52,6 +58,7 @@ final class Answer
             $data,
             $error,
             $message,
+            $errorData,
         );
     }
 
