@@ -28,6 +28,8 @@ const TOKEN_ERROR_TEXT: Record<string, string> = {
   token_already_used: 'this verification token was already used (a replay)',
   token_expired: 'this verification token has expired: verify again',
   token_not_found: 'this verification token is unknown, forged, or for another app',
+  token_action_mismatch: 'this verification token was solved for another action',
+  client_ip_mismatch: 'the token was solved from another network than this request',
 };
 
 /**
