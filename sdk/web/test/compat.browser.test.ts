@@ -1,7 +1,9 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
 import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { chromiumAvailable, launchChromium } from './browser.ts';
+import { dragLikeAHuman } from './helpers.ts';
 import { type BackendVerdict, startVendorSite, type Vendor, type VendorSite } from './vendor-site.ts';
 
 /*
@@ -283,6 +285,28 @@ describe.runIf(run)('vendor-compatible pages in Chromium', () => {
       ).toBe(false);
     });
 
+    it('a site key Gatehouse does not know: error-callback gets the error code, no token, nothing thrown', async () => {
+      // developers.cloudflare.com/turnstile/get-started/client-side-rendering/widget-configurations/ (error-callback).
+      const page = await open(
+        'turnstile',
+        `<!DOCTYPE html><html><head><script src="${script()}" async defer></script>
+<script>window.errors = []; function onError(code) { window.errors.push(code); return true; }</script></head><body>
+<form action="/submit" method="POST">
+  <div class="cf-turnstile" data-sitekey="ak_not_a_real_site_key" data-error-callback="onError" data-retry="never"></div>
+</form></body></html>`,
+      );
+      await page.waitForFunction(() => (window as unknown as { errors: string[] }).errors.length > 0, null, {
+        timeout: 60_000,
+      });
+      const errors = await page.evaluate(() => (window as unknown as { errors: string[] }).errors);
+      expect(errors).toEqual([expect.stringMatching(/^[a-z_]+$/)]);
+      expect(await page.inputValue('input[name="cf-turnstile-response"]')).toBe('');
+      // Chromium logs the refused init itself; anything else logged is still an error.
+      const refused = pageErrors.findIndex((e) => /status of 4\d\d .*\/v1\/challenge\/init$/.test(e));
+      expect(refused).toBeGreaterThanOrEqual(0);
+      pageErrors.splice(refused, 1);
+    });
+
     it("execution: 'execute' waits for turnstile.execute()", async () => {
       // developers.cloudflare.com/turnstile/get-started/client-side-rendering/widget-configurations/ (execution).
       const page = await open(
@@ -429,6 +453,53 @@ describe.runIf(run)('vendor-compatible pages in Chromium', () => {
       expect(typeof result.outcome.score).toBe('number');
     });
   });
+
+  it('an image challenge in a vendor box: the UI chunk loads from the vendor path, a human drag passes, the backend verifies', async () => {
+    // The reCAPTCHA v2 checkbox page again, for an app whose risk policy always asks for a slide puzzle.
+    const imageApp = await api.createApp({
+      name: 'vendor-compat-image',
+      risk_policy: { invisible_below: 0, image_below: 101, image_kinds: ['slide'] },
+    });
+    const site = await startVendorSite('recaptcha', {
+      url: api.url + SITEVERIFY.recaptcha,
+      secret: imageApp.appSecret,
+    });
+    try {
+      context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(String(e)));
+      const init = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), { timeout: 60_000 });
+      const ui = page.waitForResponse((r) => /\/recaptcha\/gatehouse-ui\.[\w-]+\.js$/.test(r.url()), {
+        timeout: 60_000,
+      });
+      await page.goto(
+        site.page(
+          '/image.html',
+          `<html><head><script src="${api.url}/recaptcha/api.js" async defer></script></head><body>
+<form action="/submit" method="POST">
+  <div class="g-recaptcha" data-sitekey="${imageApp.appKey}" data-callback="onDone"></div>
+  <input type="submit" value="Submit">
+</form><script>window.done = []; function onDone(t) { window.done.push(t); }</script></body></html>`,
+        ),
+      );
+      const challenge = (await (await init).json()).data;
+      expect(challenge.tier).toBe('image');
+      expect((await ui).status()).toBe(200);
+      const answer = openChallenge(api.runtime.keys, imageApp.appId, challenge.challenge)?.img?.answer;
+      if (!answer) throw new Error('no image challenge in the init answer');
+      const handle = page.locator('.g-recaptcha .handle');
+      await handle.waitFor({ state: 'visible' });
+      const stage = await page.locator('.g-recaptcha .stage').boundingBox();
+      await dragLikeAHuman(page, handle, (answer as { x: number }).x, (stage?.width ?? 300) / 300);
+      await page.waitForFunction(() => (window as unknown as { done: string[] }).done.length === 1, null, {
+        timeout: 60_000,
+      });
+      await page.click('input[type="submit"]');
+      expect((await verdict(page)).outcome).toMatchObject({ success: true });
+    } finally {
+      await site.close();
+    }
+  }, 120_000);
 
   it('reCAPTCHA Enterprise: grecaptcha.enterprise.ready + execute(siteKey, {action}) from enterprise.js', async () => {
     // cloud.google.com/recaptcha/docs/instrument-web-pages ("score-based keys": enterprise.js?render=KEY,
