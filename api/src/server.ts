@@ -7,6 +7,7 @@ import { createApp } from './app.ts';
 import { bootstrap, type Runtime } from './bootstrap.ts';
 import { type Config, loadConfig } from './config.ts';
 import { purgeExpired } from './retention.ts';
+import { writeServerFile } from './server-file.ts';
 
 export interface ApiServer {
   /** Where it listens, with the port actually bound (PORT=0 picks a free one). */
@@ -29,6 +30,10 @@ export async function startApiServer(config: Config): Promise<ApiServer> {
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://${urlHost(config.host)}:${port}`;
+  // Where the `gatehouse` command run beside this server finds it (docs/cli.md).
+  const removeServerFile = writeServerFile(config.dataDir, url, (err) =>
+    runtime.logger.warn({ err }, 'could not write DATA_DIR/server.json: the gatehouse command needs --url'),
+  );
   runtime.logger.info({ url, database: runtime.database.kind }, 'gatehouse api listening');
 
   const purge = setInterval(() => {
@@ -47,6 +52,7 @@ export async function startApiServer(config: Config): Promise<ApiServer> {
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(purge);
+        removeServerFile();
         const closed = once(server, 'close').catch(() => {});
         server.close();
         server.closeIdleConnections();

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -137,6 +137,26 @@ async function authAs(url: string, appKey: string, secret: string): Promise<stri
     body: JSON.stringify({ pass_token: 'pt_garbage' }),
   });
   return ((await res.json()) as { error: string }).error;
+}
+
+/** The challenge a visitor would get: a real /v1/challenge/init as a browser sends it. */
+async function challengeFor(
+  url: string,
+  appKey: string,
+): Promise<{ tier: string; image?: { kind: string } }> {
+  const res = await fetch(`${url}/v1/challenge/init`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'user-agent':
+        'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36',
+      'accept-language': 'en-GB,en;q=0.9',
+    },
+    body: JSON.stringify({ app_key: appKey, action: 'login' }),
+  });
+  const body = (await res.json()) as { data: { tier: string; image?: { kind: string } } };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  return body.data;
 }
 
 const PASSED = 'token_not_found';
@@ -311,6 +331,81 @@ describe.runIf(run)('gatehouse command against a running API', { timeout: LONG }
     const list = JSON.parse(ok(await cli('app', 'list', '--json')).stdout) as { apps: { name: string }[] };
     expect(list.apps.map((a) => a.name)).toEqual(['shop', 'blog']);
     expect(JSON.stringify(list)).not.toContain('app_secret');
+  });
+
+  it('--force-challenge pins the challenge every visitor gets; --risk-policy takes JSON, @file or default', async () => {
+    const app = parsed(
+      await cli('app', 'create', '--name', 'forced', '--force-challenge', 'slide', '--json'),
+    );
+    expect(app.risk_policy).toEqual({ invisible_below: 0, image_below: 101, image_kinds: ['slide'] });
+    const slide = await challengeFor(server.url, app.app_key);
+    expect(slide.tier).toBe('image');
+    expect(slide.image?.kind).toBe('slide');
+
+    const limits = { rate_limit: { ip_per_minute: 500, high_risk_ip_per_minute: 100 } };
+    writeFileSync(join(work, 'policy.json'), JSON.stringify(limits));
+    const fromFile = parsed(
+      await cli('app', 'update', app.app_key, '--risk-policy', '@policy.json', '--json'),
+    );
+    expect(fromFile.risk_policy).toEqual(limits);
+    // Forcing changes the tier fields only: the limits from the file stay.
+    const invisible = parsed(
+      await cli('app', 'update', app.app_key, '--force-challenge', 'invisible', '--json'),
+    );
+    expect(invisible.risk_policy).toEqual({ ...limits, invisible_below: 101, image_below: 101 });
+    expect((await challengeFor(server.url, app.app_key)).tier).toBe('invisible');
+    const click = parsed(await cli('app', 'update', app.app_key, '--force-challenge', 'click', '--json'));
+    expect((await challengeFor(server.url, app.app_key)).image?.kind).toBe('click');
+    expect(click.risk_policy).toMatchObject(limits);
+    const off = parsed(await cli('app', 'update', app.app_key, '--force-challenge', 'off', '--json'));
+    expect(off.risk_policy).toEqual(limits);
+    const inline = parsed(
+      await cli(
+        'app',
+        'update',
+        app.app_key,
+        '--risk-policy',
+        '{"image_kinds":["select"],"invisible_below":20}',
+        '--json',
+      ),
+    );
+    expect(inline.risk_policy).toEqual({ image_kinds: ['select'], invisible_below: 20 });
+    expect(ok(await cli('app', 'show', app.app_key)).stdout).toMatch(
+      /Risk policy\s+\{"image_kinds":\["select"\]/,
+    );
+    const reset = parsed(
+      await cli(
+        'app',
+        'update',
+        app.app_key,
+        '--risk-policy',
+        'default',
+        '--allowed-domains',
+        'shop.test, www.shop.test',
+        '--json',
+      ),
+    );
+    expect(reset).toMatchObject({ risk_policy: {}, allowed_domains: ['shop.test', 'www.shop.test'] });
+    expect(
+      parsed(await cli('app', 'update', app.app_key, '--allowed-domains', 'any', '--json')).allowed_domains,
+    ).toEqual([]);
+
+    const refused: [string[], string][] = [
+      [['--risk-policy', '{"invisible_below":"x"}'], '--risk-policy: invisible_below:'],
+      [
+        ['--risk-policy', '{"invisible_below":80,"image_below":10}'],
+        'invisible_below must not exceed image_below',
+      ],
+      [['--risk-policy', '{"colour":1}'], '--risk-policy: unknown field colour'],
+      [['--risk-policy', '[1]'], '--risk-policy must be a JSON object'],
+      [['--risk-policy', '@missing.json'], '--risk-policy: cannot read'],
+      [['--force-challenge', 'gold'], '--force-challenge must be one of invisible, image, slide'],
+    ];
+    for (const [flags, message] of refused) {
+      const result = await cli('app', 'update', app.app_key, ...flags);
+      expect(result.code, flags.join(' ')).toBe(2);
+      expect(result.stderr).toContain(message);
+    }
   });
 
   it('update changes only the settings given', async () => {
@@ -579,6 +674,24 @@ describe.runIf(run)('gatehouse command with no server, on a fresh DATA_DIR', { t
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toContain('pass_token_ttl: Too small');
     expect(invalid.stderr).toContain('(invalid_request)');
+  });
+});
+
+describe.runIf(run)('gatehouse command finds the server started on its DATA_DIR', { timeout: LONG }, () => {
+  it('talks to the port the server was started on, without --url or GATEHOUSE_URL', async () => {
+    const work = tempDir();
+    const dbEnv = await databaseEnv();
+    // PORT=0: a port no default could guess. The command gets no URL at all.
+    const server = await startServer(work, dbEnv);
+    const file = join(work, '.gatehouse-data', 'server.json');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ url: server.url });
+    const created = await gatehouse(['app', 'create', '--name', 'found', '--json'], work, dbEnv);
+    const app = parsed(created);
+    expect(created.stderr).not.toMatch(FALLBACK_NOTICE);
+    expect(await authAs(server.url, app.app_key, app.app_secret)).toBe(PASSED);
+    expect(await server.stop()).toBe(0);
+    // Stopped: the file goes with it, so the next command does not chase a closed port.
+    expect(existsSync(file)).toBe(false);
   });
 });
 

@@ -62,6 +62,10 @@ export function appSummary(app: AppView | AppWithSecret): string {
     ['Pass token TTL', `${app.pass_token_ttl} s`],
     ['Client IP policy', app.client_ip_policy],
     ['Allowed domains', app.allowed_domains.length ? app.allowed_domains.join(', ') : 'any'],
+    [
+      'Risk policy',
+      Object.keys(app.risk_policy).length ? JSON.stringify(app.risk_policy) : 'default (scored per visitor)',
+    ],
     ['Status', app.disabled ? 'disabled (its credentials answer app_disabled)' : 'enabled'],
     [
       'Previous secret',

@@ -4,7 +4,7 @@ import { parseCommandArgs } from './args.ts';
 import type { CliContext, Command } from './command.ts';
 import { CommandError, UsageError } from './errors.ts';
 import { json } from './output.ts';
-import { DEFAULT_URL } from './target.ts';
+import { DEFAULT_URL, resolveTarget } from './target.ts';
 
 const OPTIONS = {
   'app-key': { type: 'string' },
@@ -27,7 +27,7 @@ When the app's quota is exhausted it prints the dg_ token it got (tier "degraded
   --server-token T       an sct_ token, for apps that require one
   --platform NAME        reported as captcha_args.platform (default web)
   --referer URL          the page URL a browser would send (apps with allowed domains)
-  --url URL              the main API (default: $GATEHOUSE_URL, else ${DEFAULT_URL})
+  --url URL              the main API (default: $GATEHOUSE_URL, else the server on DATA_DIR, else ${DEFAULT_URL})
   --json                 print {"pass_token", "tier", "challenge_id"}
   -h, --help             show help
 `;
@@ -48,12 +48,7 @@ export const solveCommand: Command = {
     const action = values.action;
     if (!appKey) throw new UsageError("'gatehouse solve' needs --app-key KEY (the app's public key).");
     if (!action) throw new UsageError("'gatehouse solve' needs --action ACTION (login, register...).");
-    const baseUrl = values.url ?? (ctx.env.GATEHOUSE_URL || DEFAULT_URL);
-    if (!/^https?:\/\/[^/]/.test(baseUrl)) {
-      throw new UsageError(
-        `${values.url ? '--url' : 'GATEHOUSE_URL'} must be an http:// or https:// URL; got '${baseUrl}'.`,
-      );
-    }
+    const baseUrl = resolveTarget({ url: values.url }, ctx.env, ctx.cwd).url;
     let solved: Awaited<ReturnType<typeof solveChallenge>>;
     try {
       solved = await solveChallenge({

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { readServerFile, SERVER_FILE } from '../server-file.ts';
 import { UsageError } from './errors.ts';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -8,6 +9,8 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 /** Where a command goes: the admin API's URL and token, and the local data folder. */
 export interface Target {
   url: string;
+  /** Where the URL came from, for messages: --url, GATEHOUSE_URL, DATA_DIR/server.json or the default. */
+  urlSource: string;
   /**
    * Whether a refused connection may fall back to opening the database directly: only when no --url
    * was given and the URL is on this machine, whose DATA_DIR (or DATABASE_URL) is then the database.
@@ -25,15 +28,25 @@ export interface TargetFlags {
   'admin-token'?: string | undefined;
 }
 
-/** Resolves the target from flags, then the environment, then the defaults and DATA_DIR/admin-token. */
+/**
+ * Resolves the target from flags, then the environment, then the server running on this DATA_DIR
+ * (its DATA_DIR/server.json), then the default; the token from flags, environment, DATA_DIR/admin-token.
+ */
 export function resolveTarget(flags: TargetFlags, env: NodeJS.ProcessEnv, cwd: string): Target {
   const fromFlag = flags.url !== undefined;
-  const raw = flags.url ?? (env.GATEHOUSE_URL || DEFAULT_URL);
-  const url = parseUrl(raw, fromFlag ? '--url' : 'GATEHOUSE_URL');
   const dataDir = resolve(cwd, env.DATA_DIR || '.gatehouse-data');
+  const [raw, urlSource] = (() => {
+    if (flags.url !== undefined) return [flags.url, '--url'];
+    if (env.GATEHOUSE_URL) return [env.GATEHOUSE_URL, 'GATEHOUSE_URL'];
+    const running = readServerFile(dataDir);
+    if (running) return [running.url, join(dataDir, SERVER_FILE)];
+    return [DEFAULT_URL, 'the default'];
+  })();
+  const url = parseUrl(raw, urlSource);
   const token = adminToken(flags, env, dataDir);
   return {
     url: url.href.replace(/\/+$/, ''),
+    urlSource,
     fallbackAllowed: !fromFlag && LOOPBACK.has(url.hostname),
     adminToken: token?.value,
     tokenSource: token?.source,

@@ -12,6 +12,7 @@ import { type AppsBackend, withApps } from '../backend.ts';
 import type { CliContext, Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { appSummary, appTable, json, SECRET_WARNING } from '../output.ts';
+import { FORCED_CHALLENGES, type ForcedChallenge, forcePolicy, readPolicyFlag } from '../risk-flags.ts';
 import { resolveTarget } from '../target.ts';
 
 /** A checked request: what to ask the backend, and how to show the answer to a person. */
@@ -29,8 +30,8 @@ interface Subcommand {
   options: OptionSpec;
   /** Extra lines for the subcommand's help, after its usage line. */
   help?: string;
-  /** Checks the arguments, throwing UsageError before anything is contacted. */
-  prepare(values: Values, positionals: string[]): Prepared;
+  /** Checks the arguments, throwing UsageError before anything is contacted; `cwd` for @file values. */
+  prepare(values: Values, positionals: string[], cwd: string): Prepared;
 }
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -45,6 +46,9 @@ const SETTINGS_OPTIONS = {
   'pass-token-ttl': { type: 'string' },
   'client-ip-policy': { type: 'string' },
   'subscription-expires': { type: 'string' },
+  'allowed-domains': { type: 'string' },
+  'risk-policy': { type: 'string' },
+  'force-challenge': { type: 'string' },
 } as const satisfies OptionSpec;
 
 const SETTINGS_HELP = `Settings:
@@ -58,10 +62,14 @@ const SETTINGS_HELP = `Settings:
   --pass-token-ttl SECONDS         pass token lifetime, 30 to 3600 (default 300)
   --client-ip-policy report|reject what a client_ip mismatch at validation does (default report)
   --subscription-expires ISO|none  when a paid plan lapses to free: 2030-01-31 or 2030-01-31T12:00:00Z
+  --allowed-domains D1,D2|any      page domains the widget may run on (default any)
+  --risk-policy JSON|@FILE|default the risk policy (thresholds, challenge kinds, limits); default removes it
+  --force-challenge KIND           every visitor gets one challenge: ${FORCED_CHALLENGES.filter((k) => k !== 'off').join('|')};
+                                   off returns to scoring (other policy fields are kept)
 `;
 
 /** The request body for create and update, from the settings flags that were given. */
-function settingsFromFlags(v: Values): Record<string, unknown> {
+function settingsFromFlags(v: Values, cwd: string): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const text = (flag: string) => v[flag] as string | undefined;
   if (text('name') !== undefined) body.name = text('name');
@@ -77,7 +85,25 @@ function settingsFromFlags(v: Values): Record<string, unknown> {
   if (policy !== undefined) body.client_ip_policy = oneOf('--client-ip-policy', policy, ['report', 'reject']);
   const expires = text('subscription-expires');
   if (expires !== undefined) body.subscription_expires_at = expiry(expires);
+  const domains = text('allowed-domains');
+  if (domains !== undefined) {
+    body.allowed_domains =
+      domains === 'any'
+        ? []
+        : domains
+            .split(',')
+            .map((d) => d.trim())
+            .filter(Boolean);
+  }
+  const riskPolicy = text('risk-policy');
+  if (riskPolicy !== undefined) body.risk_policy = readPolicyFlag(riskPolicy, cwd);
   return body;
+}
+
+/** `--force-challenge KIND`, checked; undefined when not given. */
+function forcedFlag(v: Values): ForcedChallenge | undefined {
+  const raw = v['force-challenge'] as string | undefined;
+  return raw === undefined ? undefined : oneOf('--force-challenge', raw, FORCED_CHALLENGES);
 }
 
 /** `none` clears the date; a bare date means midnight UTC; anything else goes to the API as written. */
@@ -96,9 +122,13 @@ const SUBCOMMANDS: Subcommand[] = [
     positionals: [],
     options: SETTINGS_OPTIONS,
     help: `--name is required.\n\n${SETTINGS_HELP}`,
-    prepare(values) {
-      const body = settingsFromFlags(values);
+    prepare(values, _positionals, cwd) {
+      const body = settingsFromFlags(values, cwd);
       if (body.name === undefined) throw new UsageError("'gatehouse app create' needs --name NAME.");
+      const forced = forcedFlag(values);
+      if (forced) {
+        body.risk_policy = forcePolicy((body.risk_policy as Record<string, unknown>) ?? {}, forced);
+      }
       return {
         call: (apps) => apps.create(body),
         render: (data) => `Created app ${(data as { name: string }).name}.\n${show(data)}`,
@@ -129,14 +159,27 @@ const SUBCOMMANDS: Subcommand[] = [
     positionals: ['KEY'],
     options: SETTINGS_OPTIONS,
     help: SETTINGS_HELP,
-    prepare(values, [key]) {
-      const patch = settingsFromFlags(values);
-      if (Object.keys(patch).length === 0) {
+    prepare(values, [key], cwd) {
+      const patch = settingsFromFlags(values, cwd);
+      const forced = forcedFlag(values);
+      if (Object.keys(patch).length === 0 && !forced) {
         throw new UsageError(
           "Nothing to update: give at least one setting ('gatehouse app update --help' lists them).",
         );
       }
-      return { call: (apps) => apps.update(key!, patch), render: (data) => `Updated.\n${show(data)}` };
+      return {
+        async call(apps) {
+          if (forced) {
+            // Forcing a challenge changes the tier fields only: the rest of the stored policy stays.
+            const base =
+              (patch.risk_policy as Record<string, unknown> | undefined) ??
+              (await apps.show(key!)).risk_policy;
+            patch.risk_policy = forcePolicy(base, forced);
+          }
+          return apps.update(key!, patch);
+        },
+        render: (data) => `Updated.\n${show(data)}`,
+      };
     },
   },
   {
@@ -214,7 +257,11 @@ export const appCommand: Command = {
       ctx.out(subcommandHelp(sub));
       return 0;
     }
-    const prepared = sub.prepare(values, expectPositionals(positionals, sub.positionals, usageOf(sub)));
+    const prepared = sub.prepare(
+      values,
+      expectPositionals(positionals, sub.positionals, usageOf(sub)),
+      ctx.cwd,
+    );
     const target = resolveTarget(values as { url?: string; 'admin-token'?: string }, ctx.env, ctx.cwd);
     const data = await withApps(ctx, target, prepared.call);
     ctx.out(values.json ? json(data) : prepared.render(data));
