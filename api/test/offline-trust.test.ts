@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStandbyConfig } from '../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../standby/src/standby.ts';
 import { bootstrap } from '../src/bootstrap.ts';
+import { standbyKeyCommand } from '../src/cli/commands/standby-key.ts';
 import { loadConfig } from '../src/config.ts';
 import { mintDegradedToken } from '../src/tokens/degraded-tokens.ts';
 import {
@@ -284,6 +285,32 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
         (await postJson(`${api.url}/admin/v1/standby-keys/rotate`, { region: 'Bad Region' }, admin())).status,
       ).toBe(400);
       expect((await postJson(`${api.url}/admin/v1/standby-keys/nope/revoke`, {}, admin())).status).toBe(404);
+    });
+
+    it('gatehouse standby-key list, rotate and revoke drive the same admin routes', async () => {
+      const cli = async (...argv: string[]) => {
+        let out = '';
+        const code = await standbyKeyCommand.run(argv, {
+          out: (t) => {
+            out += t;
+          },
+          err: () => {},
+          env: { GATEHOUSE_URL: api.url, GATEHOUSE_ADMIN_TOKEN: api.runtime.adminToken },
+          cwd: tmpdir(),
+        });
+        return { code, out };
+      };
+      const rotated = await cli('rotate', '--region', region, '--json');
+      expect(rotated.code).toBe(0);
+      const key = JSON.parse(rotated.out);
+      expect(key).toMatchObject({ region, status: 'active' });
+      const listed = await cli('list');
+      expect(listed.out).toMatch(new RegExp(`${key.kid}\\s+${region}\\s+active`));
+      const revoked = await cli('revoke', key.kid);
+      expect(revoked.out).toContain(`Revoked: every checker refuses ${key.kid}'s tokens now.`);
+      expect((await regionKey()).kid).not.toBe(key.kid);
+      await standby.snapshots.refresh();
+      await expect(cli('rotate')).rejects.toThrow(/Missing --region/);
     });
 
     it('another region never verifies this region’s tokens', async () => {

@@ -59,6 +59,11 @@ export class AdminClient implements AppsBackend {
     return this.#call('POST', `${appPath(appKey)}/${disabled ? 'disable' : 'enable'}`);
   }
 
+  /** Any admin route, for commands beyond apps (`gatehouse standby-key`). */
+  request<T>(method: string, path: string, body?: object): Promise<T> {
+    return this.#call(method, path, body);
+  }
+
   async #call<T>(method: string, path: string, body?: object): Promise<T> {
     const { url, adminToken } = this.#target;
     const headers: Record<string, string> = { accept: 'application/json' };
