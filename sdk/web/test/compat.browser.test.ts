@@ -307,6 +307,36 @@ describe.runIf(run)('vendor-compatible pages in Chromium', () => {
       pageErrors.splice(refused, 1);
     });
 
+    it("?compat=recaptcha: a reCAPTCHA page and backend, moved as Cloudflare's migration guide says, pass", async () => {
+      // developers.cloudflare.com/turnstile/migration/recaptcha/: the script becomes Turnstile's with
+      // ?compat=recaptcha, the grecaptcha.render() call keeps its code, the backend only changes URL.
+      const site = await startVendorSite('recaptcha', {
+        url: api.url + SITEVERIFY.turnstile,
+        secret: app.appSecret,
+      });
+      try {
+        context = await browser.newContext();
+        const page = await context.newPage();
+        page.on('pageerror', (e) => pageErrors.push(String(e)));
+        await page.goto(
+          site.page(
+            '/moved.html',
+            `<html><head><script src="${script()}?compat=recaptcha&onload=onloadCallback&render=explicit" async defer></script>
+<script>var onloadCallback = function() { grecaptcha.render('html_element', { 'sitekey' : '${app.appKey}' }); };</script>
+</head><body><form action="/submit" method="POST"><div id="html_element"></div><input type="submit" value="Submit"></form>
+</body></html>`,
+          ),
+        );
+        await filled(page, 'textarea[name="g-recaptcha-response"]');
+        await page.click('input[type="submit"]');
+        const result = await verdict(page);
+        expect(result.posted).toEqual(['g-recaptcha-response']);
+        expect(result.outcome).toMatchObject({ success: true });
+      } finally {
+        await site.close();
+      }
+    });
+
     it("execution: 'execute' waits for turnstile.execute()", async () => {
       // developers.cloudflare.com/turnstile/get-started/client-side-rendering/widget-configurations/ (execution).
       const page = await open(

@@ -1,7 +1,7 @@
 /**
  * gatehouse-compat.js: the loader (window.Gatehouse) plus the globals of the verification service a page
  * was written for, picked by the path the API serves this file at (api/src/routes/widget.ts):
- *   /turnstile/v0/api.js           window.turnstile   (Cloudflare Turnstile)
+ *   /turnstile/v0/api.js           window.turnstile   (Cloudflare Turnstile; with ?compat=recaptcha, grecaptcha too)
  *   /recaptcha/api.js, enterprise.js   window.grecaptcha  (Google reCAPTCHA v2, invisible, v3, Enterprise)
  *   /hcaptcha/1/api.js             window.hcaptcha    (and window.grecaptcha unless ?recaptchacompat=off)
  * Script parameters as the vendors document them: `render=explicit` turns implicit render off, `onload=fn`
@@ -35,13 +35,23 @@ const installed =
         ? installHcaptcha(params)
         : undefined;
 
+// Turnstile's `?compat=recaptcha` (developers.cloudflare.com/turnstile/migration/recaptcha/): the page's
+// reCAPTCHA code keeps running, on `grecaptcha` and `.g-recaptcha`, next to `turnstile`.
+const recaptchaToo =
+  vendor === 'turnstile' && params.get('compat') === 'recaptcha' && !('grecaptcha' in window)
+    ? installRecaptcha(params)
+    : undefined;
+
 if (!installed) {
   console.error(
     `Gatehouse: ${scriptUrl.pathname} names no known service; load /turnstile/v0/api.js, /recaptcha/api.js or /hcaptcha/1/api.js.`,
   );
 } else {
   whenParsed(() => {
-    if (params.get('render') !== 'explicit') installed.implicitRender();
+    if (params.get('render') !== 'explicit') {
+      installed.implicitRender();
+      recaptchaToo?.implicitRender();
+    }
     onloadCallback(params);
   });
 }
