@@ -6,13 +6,23 @@
  *   gatehouse-compat.js        the loader plus the turnstile/grecaptcha/hcaptcha globals (src/compat/), which
  *                              the API serves at the vendors' script paths
  * The lazily loaded files carry a content hash, so they can be cached forever; the loader, which names
- * them, should be served with a short cache lifetime.
+ * them, should be served with a short cache lifetime. Each file gets its brotli (`.br`, quality 11) and
+ * gzip (`.gz`, level 9) forms beside it, made here once so that servers never compress per request.
  *
  * As a script: node sdk/web/build.ts [--out DIR] [--no-minify]   (default DIR: sdk/web/dist)
  */
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -63,6 +73,18 @@ async function bundle(
   return { file: path.split('/').pop() as string, path: resolve(path), bytes: info.bytes };
 }
 
+/** Writes `<path>.br` and `<path>.gz`, the forms servers send to browsers that accept them. */
+export function precompress(path: string): void {
+  const body = readFileSync(path);
+  writeFileSync(
+    `${path}.br`,
+    brotliCompressSync(body, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    }),
+  );
+  writeFileSync(`${path}.gz`, gzipSync(body, { level: 9 }));
+}
+
 /**
  * Builds the three files into `outDir`. They are written to a scratch folder inside it and renamed into
  * place (the loader last), then earlier builds' hashed files are removed: a server reading `outDir` while
@@ -87,14 +109,16 @@ export async function buildWidget(options: { outDir?: string; minify?: boolean }
       __GATEHOUSE_COMPAT__: 'true',
     });
     const built = { loader, ui, worker, compat };
+    for (const f of [worker, ui, compat, loader]) precompress(f.path);
     for (const f of [worker, ui, compat, loader]) {
       const path = join(outDir, f.file);
+      for (const ext of ['.br', '.gz']) renameSync(f.path + ext, path + ext);
       renameSync(f.path, path);
       f.path = path;
     }
     const keep = new Set([loader.file, ui.file, worker.file]);
     for (const f of readdirSync(outDir)) {
-      if (/^gatehouse-(ui|pow)\.[\w-]+\.js$/.test(f) && !keep.has(f))
+      if (/^gatehouse-(ui|pow)\.[\w-]+\.js(\.br|\.gz)?$/.test(f) && !keep.has(f.replace(/\.(br|gz)$/, '')))
         rmSync(join(outDir, f), { force: true });
     }
     return built;

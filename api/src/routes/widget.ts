@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { GatehouseError } from '@gatehouse/core/errors';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -44,9 +45,59 @@ const SOURCES = [
   join(repoRoot, 'core/src'),
 ];
 
+/** A widget file in memory with its precompressed forms; each form has its own ETag. */
 export interface Served {
   body: Buffer;
   etag: string;
+  br: Buffer;
+  gzip: Buffer;
+}
+
+/**
+ * A file's served forms. The build writes `<file>.br` and `<file>.gz` beside each file (sdk/web/build.ts);
+ * a form missing there (or a body made here, the loader with its standby prelude) is compressed now, once
+ * per process, never per request.
+ */
+export function served(body: Buffer, path?: string): Served {
+  // A form from another build (a rebuild running beside this server) is recognised and made again.
+  const read = (ext: string, decompress: (b: Buffer) => Buffer) => {
+    if (!path || !existsSync(`${path}${ext}`)) return undefined;
+    const packed = readFileSync(`${path}${ext}`);
+    return decompress(packed).equals(body) ? packed : undefined;
+  };
+  return {
+    body,
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    br:
+      read('.br', brotliDecompressSync) ??
+      brotliCompressSync(body, {
+        params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+      }),
+    gzip: read('.gz', gunzipSync) ?? gzipSync(body, { level: 9 }),
+  };
+}
+
+type Encoding = 'br' | 'gzip' | 'identity';
+
+/**
+ * The best encoding an Accept-Encoding header allows: brotli over gzip over none, unless the q-values
+ * rank them otherwise (browsers list gzip first with equal q, so the header's order is not a preference).
+ */
+export function chooseEncoding(header: string | undefined): Encoding {
+  const q = new Map<string, number>();
+  for (const part of (header ?? '').split(',')) {
+    const [name, ...params] = part.trim().toLowerCase().split(';');
+    if (!name) continue;
+    const given = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const value = given ? Number(given.slice(2)) : 1;
+    q.set(name, Number.isFinite(value) ? value : 0);
+  }
+  const of = (name: string) => q.get(name) ?? q.get('*') ?? 0;
+  const br = of('br');
+  const gzip = of('gzip');
+  if (br > 0 && br >= gzip) return 'br';
+  if (gzip > 0) return 'gzip';
+  return 'identity';
 }
 
 let ready: Promise<Map<string, Served>> | undefined;
@@ -96,11 +147,7 @@ function load(dir: string): Map<string, Served> {
   const files = new Map<string, Served>();
   for (const name of readdirSync(dir)) {
     if (!FILE.test(name)) continue;
-    const body = readFileSync(join(dir, name));
-    files.set(name, {
-      body,
-      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-    });
+    files.set(name, served(readFileSync(join(dir, name)), join(dir, name)));
   }
   if (!files.has('gatehouse.js')) throw new Error(`${dir} holds no gatehouse.js.`);
   return files;
@@ -146,11 +193,13 @@ export const WIDGET_CONFIG_GLOBAL = '__gatehouseConfig1';
  * The loader with a first statement naming the deployment's standby (bypass) hosts; unchanged when there
  * are none. The JSON is escaped so that it cannot end a script element.
  */
-export function withStandbyConfig(loader: Served, bypassUrls: string[]): Served {
+export function withStandbyConfig<T extends Pick<Served, 'body'>>(
+  loader: T,
+  bypassUrls: string[],
+): T | Served {
   if (bypassUrls.length === 0) return loader;
   const json = JSON.stringify({ bypass: bypassUrls }).replace(/</g, '\\u003c');
-  const body = Buffer.concat([Buffer.from(`window.${WIDGET_CONFIG_GLOBAL}=${json};\n`), loader.body]);
-  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  return served(Buffer.concat([Buffer.from(`window.${WIDGET_CONFIG_GLOBAL}=${json};\n`), loader.body]));
 }
 
 export function widgetRoutes(router: Router, deps: Deps): void {
@@ -188,16 +237,24 @@ export function widgetRoutes(router: Router, deps: Deps): void {
     // The loader names the hashed files, so it must be revalidated; the hashed files never change.
     ctx.set(
       'Cache-Control',
-      LOADERS.has(name) ? 'public, max-age=300' : 'public, max-age=31536000, immutable',
+      LOADERS.has(name)
+        ? 'public, max-age=300, stale-while-revalidate=3600'
+        : 'public, max-age=31536000, immutable',
     );
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
     ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('ETag', file.etag);
-    if (ctx.get('If-None-Match') === file.etag) {
+    // One representation per encoding, each with its own strong ETag; caches key them on Accept-Encoding.
+    ctx.set('Vary', 'Accept-Encoding');
+    const encoding = chooseEncoding(ctx.get('Accept-Encoding') || undefined);
+    const etag = encoding === 'identity' ? file.etag : `${file.etag.slice(0, -1)}-${encoding}"`;
+    ctx.set('ETag', etag);
+    const match = ctx.get('If-None-Match');
+    if (match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
       ctx.status = 304;
       return;
     }
-    ctx.body = file.body;
+    if (encoding !== 'identity') ctx.set('Content-Encoding', encoding);
+    ctx.body = encoding === 'br' ? file.br : encoding === 'gzip' ? file.gzip : file.body;
   }
 }
