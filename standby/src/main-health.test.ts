@@ -100,4 +100,33 @@ describe('MainHealth', () => {
       }
     });
   });
+
+  it('records the window it serves in (probes or the operator), extended while it lasts, closed on recovery', async () => {
+    const windows = new Map<string, [number, number]>();
+    const record = async (by: string, start: number, until: number) => {
+      windows.set(`${by}|${start}`, [start, until]);
+    };
+    const health = new MainHealth('http://127.0.0.1:1', settings, undefined, record);
+    health.record(false);
+    health.record(false);
+    expect(windows.size).toBe(0);
+    const before = Date.now();
+    health.record(false);
+    expect(windows.size).toBe(1);
+    const [[start, until]] = [...windows.values()] as [[number, number]];
+    expect(start).toBeGreaterThanOrEqual(before);
+    // Projected a few probes ahead while open, so a crashed process's window closes on its own.
+    expect(until).toBeGreaterThanOrEqual(start + 3 * (settings.intervalMs + settings.timeoutMs));
+    health.record(true);
+    health.record(true);
+    const [[, closed]] = [...windows.values()] as [[number, number]];
+    expect(closed).toBeLessThan(until);
+    expect(closed).toBeGreaterThanOrEqual(start);
+    // The operator's `serve` opens a new window at once (a later start: a new entry); `online` closes it.
+    await new Promise((r) => setTimeout(r, 5));
+    health.setMode('serve');
+    expect(windows.size).toBe(2);
+    health.setMode('online');
+    expect(Math.max(...[...windows.values()].map(([, u]) => u))).toBeLessThanOrEqual(Date.now());
+  });
 });
