@@ -169,10 +169,15 @@ describe.runIf(run)("the origin service's server SDKs against Gatehouse", () => 
     expect(allows(result)).toBe(false);
   });
 
-  it('see a fresh dg_ token as degraded, which their integrators allow', async () => {
+  it('see a fresh dg_ token as degraded, which their integrators allow, and an expired one as token_expired', async () => {
     const result = await client().validate(mintDegradedToken(api.runtime.keys, { id: shop.appId }, 'login'));
     expect(result).toMatchObject({ valid: false, degraded: true });
     expect(allows(result)).toBe(true);
+    // After its 5 minutes it is token_expired, which they do not allow (they never read `expired`).
+    const old = mintDegradedToken(api.runtime.keys, { id: shop.appId }, 'login', Date.now() - 6 * 60_000);
+    const expired = await client().validate(old);
+    expect(expired).toMatchObject({ degraded: false, error: 'token_expired', httpStatus: 200 });
+    expect(allows(expired)).toBe(false);
   });
 
   it('keep_token verifies without consuming', async () => {
