@@ -137,12 +137,14 @@ describe.runIf(run)('vendor-compatible pages in Chromium', () => {
           widgetId: string;
           tokens: string[];
           turnstile: {
+            render(c: string, p: object): string;
             getResponse(id?: string): string | undefined;
             isExpired(id?: string): boolean;
           };
         };
         return {
           id: w.widgetId,
+          again: w.turnstile.render('#example-container', { sitekey: 'ak_other' }),
           response: w.turnstile.getResponse(w.widgetId),
           byContainer: w.turnstile.getResponse('#example-container'),
           expired: w.turnstile.isExpired(w.widgetId),
@@ -153,6 +155,7 @@ describe.runIf(run)('vendor-compatible pages in Chromium', () => {
       });
       expect(typeof state.id).toBe('string');
       expect(state).toMatchObject({
+        again: state.id,
         response: state.token,
         byContainer: state.token,
         expired: false,

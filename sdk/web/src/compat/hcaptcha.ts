@@ -63,6 +63,9 @@ export function installHcaptcha(script: URLSearchParams): { implicitRender(): vo
       console.error(`hcaptcha.render: no element matches ${String(container)}.`);
       return undefined;
     }
+    // One widget per container: rendering it again hands back the same one.
+    const existing = widgets.idOf(target);
+    if (existing !== undefined) return existing;
     const merged = { ...dataParams(target), ...params };
     if (!merged.sitekey) {
       console.error('hcaptcha.render: the sitekey parameter is required.');

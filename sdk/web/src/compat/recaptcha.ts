@@ -63,6 +63,9 @@ export function recaptchaApi(
       console.error(`${defaults.name}.render: no element matches ${String(container)}.`);
       return undefined;
     }
+    // One widget per container: rendering it again hands back the same one.
+    const existing = widgets.idOf(target);
+    if (existing !== undefined) return existing;
     const merged = { ...dataParams(target), ...params };
     if (!merged.sitekey) {
       console.error(`${defaults.name}.render: the sitekey parameter is required.`);

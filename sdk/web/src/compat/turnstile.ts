@@ -57,6 +57,9 @@ export function installTurnstile(): { implicitRender(): void } {
       console.error(`turnstile.render: no element matches ${String(container)}.`);
       return undefined;
     }
+    // One widget per container: rendering it again hands back the same one.
+    const existing = widgets.idOf(target);
+    if (existing !== undefined) return existing;
     const merged = { ...dataParams(target), ...params };
     if (!merged.sitekey) {
       console.error('turnstile.render: the sitekey parameter is required.');

@@ -92,15 +92,23 @@ export class CompatWidget {
       const field = document.createElement(spec.tag);
       field.name = spec.name;
       if (field instanceof HTMLInputElement) field.type = 'hidden';
-      else field.style.display = 'none';
+      else field.hidden = true;
       // reCAPTCHA and hCaptcha give their textarea an id of the same name; so do we, for the first one only.
       if (field instanceof HTMLTextAreaElement && !document.getElementById(spec.name)) field.id = spec.name;
       this.fields.push(field);
     }
     if (CONTROL.test(container.tagName)) container.after(this.holder, ...this.fields);
     else container.append(this.holder, ...this.fields);
+    if (!o.onDemand) {
+      try {
+        this.ensure();
+      } catch (error) {
+        // A misconfiguration (an action Gatehouse refuses...): leave the page as it was, and say why.
+        this.remove();
+        throw error;
+      }
+    }
     if (o.button) container.addEventListener('click', this.onClick, true);
-    if (!o.onDemand) this.ensure();
   }
 
   /** Creates the Gatehouse widget (which starts verifying at once in embedded and invisible modes). */
@@ -164,7 +172,11 @@ export class CompatWidget {
       queueMicrotask(() => this.o.callback?.(token));
       return Promise.resolve(token);
     }
-    return this.ensure().execute();
+    try {
+      return this.ensure().execute();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Forgets the token and, for widgets that run by themselves, verifies again. */
@@ -223,9 +235,14 @@ export class Registry<Id extends string | number> {
     return undefined;
   }
 
+  /** The id of the widget rendered into `container`, if any. */
+  idOf(container: HTMLElement): Id | undefined {
+    for (const [id, widget] of this.widgets) if (widget.container === container) return id;
+    return undefined;
+  }
+
   rendered(container: HTMLElement): boolean {
-    for (const widget of this.widgets.values()) if (widget.container === container) return true;
-    return false;
+    return this.idOf(container) !== undefined;
   }
 
   delete(key?: unknown): void {
