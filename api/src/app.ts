@@ -7,8 +7,10 @@ import { DatabaseHealth, databaseErrors } from './database-health.ts';
 import type { Deps } from './deps.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
+import { docsRoutes } from './routes/docs.ts';
 import { healthRoutes } from './routes/health.ts';
 import { openapiRoutes } from './routes/openapi.ts';
+import { rootRoutes } from './routes/root.ts';
 import { serverTokenRoutes } from './routes/server-tokens.ts';
 import { siteverifyRoutes } from './routes/siteverify.ts';
 import { standbyRoutes } from './routes/standby.ts';
@@ -25,6 +27,8 @@ export function createApp(deps: Deps): Koa {
 
   healthRoutes(router, deps, databaseHealth);
   openapiRoutes(router);
+  rootRoutes(router);
+  docsRoutes(router);
   challengeRoutes(router, deps);
   validateRoutes(router, deps);
   siteverifyRoutes(router, deps);
