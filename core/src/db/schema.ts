@@ -30,6 +30,11 @@ export const apps = pgTable(
     clientIpPolicy: text('client_ip_policy').notNull().default('report'),
     riskPolicy: jsonb('risk_policy').notNull().default({}),
     allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull().default([]),
+    /**
+     * Set when the app is declared elsewhere and managed there, e.g. by the Kubernetes operator from an
+     * `App` custom resource: {kind, namespace, name}. The console shows such apps read-only.
+     */
+    managedBy: jsonb('managed_by').$type<{ kind: string; namespace: string; name: string }>(),
     disabledAt: tstz('disabled_at'),
     createdAt: tstz('created_at').notNull().defaultNow(),
     updatedAt: tstz('updated_at').notNull().defaultNow(),
@@ -105,6 +110,22 @@ export const appUsage = pgTable(
     challenges: integer('challenges').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.appId, t.period] })],
+);
+
+/**
+ * Usage and outcomes per app and hour, for the console's charts: counted in memory on the request path
+ * and added here in batches every few seconds (api/src/console/usage.ts), never computed from token rows.
+ * `metric` is a short name such as `challenge.image`, `submit.failed`, `validate.valid`.
+ */
+export const usageHourly = pgTable(
+  'usage_hourly',
+  {
+    appKey: text('app_key').notNull(),
+    hour: tstz('hour').notNull(),
+    metric: text('metric').notNull(),
+    count: integer('count').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.appKey, t.hour, t.metric] })],
 );
 
 /** Deployment-wide values generated once and shared by every instance (the token master key). */
