@@ -21,6 +21,13 @@ export interface StandbyKeyInfo {
 
 /** A retired key is handed to the standby this long after its retirement, then only kept in the database. */
 const RETIRED_IN_SNAPSHOT_MS = 3600_000;
+/**
+ * How long a looked-up key is reused without reading the database: validating `offline_` tokens right
+ * after an outage then costs no query, and keeps working through a short database loss. Revocation does
+ * not wait for it (checkers read revocations from the shared store on every validation); a rotation is
+ * seen by this instance within this time. Writes through this instance clear it.
+ */
+const FIND_CACHE_MS = 30_000;
 
 /**
  * The standby keyring on the main API (states and their meaning: core/src/standby-keys.ts). The master
@@ -33,6 +40,7 @@ export class StandbyKeyring implements KeyLookup {
   readonly #db: Database;
   readonly #wrap: Buffer;
   readonly #trust: OfflineTrust;
+  readonly #cache = new Map<string, { entry: StandbyKeyEntry; at: number }>();
 
   constructor(db: Database, keys: TokenKeys, trust: OfflineTrust) {
     this.#db = db;
@@ -41,8 +49,14 @@ export class StandbyKeyring implements KeyLookup {
   }
 
   async find(kid: string): Promise<StandbyKeyEntry | undefined> {
+    const cached = this.#cache.get(kid);
+    if (cached && Date.now() - cached.at < FIND_CACHE_MS) return cached.entry;
     const [row] = await this.#db.select().from(standbyKeys).where(eq(standbyKeys.kid, kid));
-    return row ? this.#entry(row) : undefined;
+    if (!row) return undefined;
+    const entry = this.#entry(row);
+    if (this.#cache.size > 1000) this.#cache.clear();
+    this.#cache.set(kid, { entry, at: Date.now() });
+    return entry;
   }
 
   /** The keys a region's standby needs (its active key, recently retired ones); creates the first one. */
@@ -67,6 +81,7 @@ export class StandbyKeyring implements KeyLookup {
 
   /** A new active key for the region; the previous active one is retired (it verifies what it minted). */
   async rotate(region: string): Promise<StandbyKeyInfo> {
+    this.#cache.clear();
     await this.#db
       .update(standbyKeys)
       .set({ status: 'retired', retiredAt: new Date() })
@@ -89,6 +104,7 @@ export class StandbyKeyring implements KeyLookup {
         'The standby shared store is unreachable: the key was not revoked. Try again.',
       );
     }
+    this.#cache.clear();
     const [revoked] = await this.#db
       .update(standbyKeys)
       .set({ status: 'revoked', revokedAt: new Date() })
