@@ -166,6 +166,19 @@ const appView = {
     client_ip_policy: { enum: ['report', 'reject'] },
     risk_policy: { type: 'object' },
     allowed_domains: { type: 'array', items: { type: 'string' } },
+    managed_by: {
+      description:
+        'The declaration the app is managed from (the operator sets {kind: "App", namespace, name}); null when managed by hand.',
+      oneOf: [
+        {
+          type: 'object',
+          required: ['kind', 'namespace', 'name'],
+          properties: { kind: { type: 'string' }, namespace: { type: 'string' }, name: { type: 'string' } },
+          additionalProperties: false,
+        },
+        { type: 'null' },
+      ],
+    },
     disabled: { type: 'boolean' },
     secret_rotation_grace_until: nullableDateTime,
     created_at: { type: 'string', format: 'date-time' },

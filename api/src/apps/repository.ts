@@ -111,6 +111,7 @@ function toColumns(s: Partial<AppSettings>): Partial<App> {
   if (s.client_ip_policy !== undefined) out.clientIpPolicy = s.client_ip_policy;
   if (s.risk_policy !== undefined) out.riskPolicy = s.risk_policy;
   if (s.allowed_domains !== undefined) out.allowedDomains = s.allowed_domains;
+  if (s.managed_by !== undefined) out.managedBy = s.managed_by;
   return out;
 }
 
@@ -131,6 +132,7 @@ export function describeApp(app: App) {
     client_ip_policy: app.clientIpPolicy,
     risk_policy: app.riskPolicy,
     allowed_domains: app.allowedDomains,
+    managed_by: app.managedBy ?? null,
     disabled: app.disabledAt !== null,
     secret_rotation_grace_until: readableDate(app.previousSecretExpiresAt),
     created_at: app.createdAt.toISOString(),

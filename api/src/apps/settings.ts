@@ -41,6 +41,18 @@ const fields = {
   client_ip_policy: z.enum(['report', 'reject']),
   risk_policy: z.record(z.string(), z.unknown()),
   allowed_domains: z.array(z.string().min(1).max(253)).max(100),
+  /**
+   * The declaration this app is managed from, e.g. {kind: "App", namespace, name} for a Kubernetes custom
+   * resource the operator reconciles; null for an app managed by hand. The console shows it read-only.
+   */
+  managed_by: z
+    .object({
+      kind: z.string().min(1).max(63),
+      namespace: z.string().max(253),
+      name: z.string().min(1).max(253),
+    })
+    .strict()
+    .nullable(),
 };
 
 /** App settings an operator may set, shared by the admin API, the CLI and the operator's registration. */
@@ -56,6 +68,7 @@ export const appSettings = z.object({
   client_ip_policy: fields.client_ip_policy.default('report'),
   risk_policy: fields.risk_policy.default({}),
   allowed_domains: fields.allowed_domains.default([]),
+  managed_by: fields.managed_by.default(null),
 });
 
 export type AppSettingsInput = z.input<typeof appSettings>;
