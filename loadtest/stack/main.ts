@@ -135,7 +135,12 @@ function startStandbys(region: Region): void {
   }
 }
 
-/** A test-mode app (one-hash puzzle, invisible tier) without per-IP limits: every k6 VU is 127.0.0.1. */
+/**
+ * An app without per-IP limits (every k6 VU is 127.0.0.1). Both apps get the invisible tier whatever the
+ * risk engine scores (scores are 0..100, so `invisible_below: 101` always holds): k6 cannot solve an image
+ * challenge, and a score that wanders over the threshold on one run made the challenge scenario flaky.
+ * The test-mode app solves a one-hash puzzle; the other a real one, at the default difficulty.
+ */
 async function createApp(name: string, testMode: boolean): Promise<{ appKey: string; appSecret: string }> {
   const res = await fetch(`${url(regions[0]!.proxyPort)}/admin/v1/apps`, {
     method: 'POST',
@@ -143,7 +148,11 @@ async function createApp(name: string, testMode: boolean): Promise<{ appKey: str
     body: JSON.stringify({
       name,
       test_mode: testMode,
-      risk_policy: { rate_limit: { ip_per_minute: 100_000_000, high_risk_ip_per_minute: 100_000_000 } },
+      risk_policy: {
+        invisible_below: 101,
+        image_below: 101,
+        rate_limit: { ip_per_minute: 100_000_000, high_risk_ip_per_minute: 100_000_000 },
+      },
     }),
   });
   // biome-ignore lint/suspicious/noExplicitAny: the admin API's answer, read field by field.
