@@ -165,6 +165,10 @@ describe.runIf(run)('OpenAPI document and server agree on what is a valid reques
       ['unknown key', { name: 'drift', colour: 'blue' }],
       ['misspelt setting', { name: 'drift', test_mod: true }],
       ['empty name', { name: '' }],
+      ['blank name', { name: ' \t\u00a0' }],
+      ['name padded with spaces', { name: '  drift  ' }],
+      ['name of 100 characters', { name: 'n'.repeat(100) }],
+      ['name of 100 characters and a space', { name: `${'n'.repeat(100)} ` }],
       ['date in range', { name: 'drift', subscription_expires_at: '2099-01-01T00:00:00Z' }],
       ['date in year 0020', { name: 'drift', subscription_expires_at: '0020-02-29T00:00:00Z' }],
       ['date in year 0000', { name: 'drift', subscription_expires_at: '0000-01-01T00:00:00Z' }],
@@ -199,6 +203,20 @@ describe.runIf(run)('OpenAPI document and server agree on what is a valid reques
       const res = await fetch(`${api.url}${path.replace('{appKey}', 'not-a-key')}`, { headers });
       expect([400, 405], path).toContain(res.status);
     }
+  });
+
+  it('documents 429 rate_limited with Retry-After on every operation behind admin or app credentials', () => {
+    let checked = 0;
+    for (const [path, method, op] of contract.operations()) {
+      const schemes = ((op.security ?? []) as object[]).flatMap((s) => Object.keys(s));
+      if (!schemes.includes('admin') && !schemes.includes('appKey')) continue;
+      const limited = (op.responses as Record<string, Json>)['429'];
+      expect(limited, `${method} ${path}`).toBeDefined();
+      expect(limited.content['application/json'].schema.properties.error.enum).toContain('rate_limited');
+      expect(limited.headers['Retry-After'], `${method} ${path}`).toBeDefined();
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(8);
   });
 
   it('documents 413 and 415 on every operation that takes a body', () => {

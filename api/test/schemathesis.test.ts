@@ -74,7 +74,16 @@ describe.runIf(run)(`Schemathesis over the public and admin API (${TEST_DATABASE
   let work: string;
 
   beforeAll(async () => {
-    api = await startTestApi();
+    // The fuzzer sends wrong and missing credentials on purpose, thousands of times from one address: the
+    // failed-authentication throttle (tested in auth-throttle.test.ts) would soon answer every request
+    // with 429 and the run would stop reaching the API behind it.
+    const unthrottled = '1000000';
+    api = await startTestApi({
+      AUTH_FAILURES_PER_SOURCE_AND_KEY: unthrottled,
+      AUTH_FAILURES_PER_SOURCE: unthrottled,
+      AUTH_FAILURES_PER_KEY: unthrottled,
+      AUTH_TOKEN_FAILURES_PER_SOURCE_AND_APP: unthrottled,
+    });
     work = mkdtempSync(join(tmpdir(), 'gatehouse-schemathesis-'));
   });
   afterAll(async () => {

@@ -28,9 +28,14 @@ const subscriptionDate = z.iso
     allOf: [{ pattern: '^(?:19[7-9][0-9]|[2-9][0-9]{3})-' }],
   });
 
+/** Some character that String.prototype.trim keeps (its whitespace set, spelt out), and no NUL. */
+const JS_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const NOT_BLANK = `^[^\\u0000]*[^${JS_SPACE}\\u0000][^\\u0000]*$`;
+
 /** Each setting's rule, without defaults: creation adds the defaults, updates take any subset as is. */
 const fields = {
-  name: z.string().trim().min(1).max(100),
+  // At most 100 characters as sent, at least one once trimmed (the pattern says so for the document).
+  name: z.string().max(100).trim().min(1).meta({ pattern: NOT_BLANK }),
   plan: z.enum(PLAN_NAMES as [PlanName, ...PlanName[]]),
   monthly_quota: z.number().int().min(0).max(2_000_000_000).nullable(),
   overage_allowed: z.boolean().nullable(),
