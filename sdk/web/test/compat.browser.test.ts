@@ -21,7 +21,8 @@ const SITEVERIFY: Record<Vendor, string> = {
   hcaptcha: '/siteverify',
 };
 
-describe.runIf(run)('vendor-compatible pages in Chromium', () => {
+// Each page waits up to 60 s for what it needs; a busy CI machine must not fail on vitest's 20 s default.
+describe.runIf(run)('vendor-compatible pages in Chromium', { timeout: 90_000 }, () => {
   let api: TestApi;
   let browser: Browser;
   let app: { appKey: string; appSecret: string };
@@ -40,6 +41,8 @@ describe.runIf(run)('vendor-compatible pages in Chromium', () => {
       });
     }
     browser = await launchChromium();
+    // The API builds the widget on first use (a clean checkout has no sdk/web/dist): once, here.
+    expect((await fetch(`${api.url}/turnstile/v0/api.js`)).status).toBe(200);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
