@@ -31,6 +31,10 @@ const SETTINGS = {
     env: 'RESYNC_SECONDS',
     schema: z.coerce.number().int().min(5).max(86_400).default(300),
   },
+  'cleanup-timeout-seconds': {
+    env: 'CLEANUP_TIMEOUT_SECONDS',
+    schema: z.coerce.number().int().min(0).max(86_400).default(300),
+  },
   'probe-interval-ms': {
     env: 'PROBE_INTERVAL_MS',
     schema: z.coerce.number().int().min(50).max(600_000).default(2000),
@@ -67,6 +71,8 @@ export interface OperatorConfig {
   bindAddress: string;
   concurrency: number;
   resyncMs: number;
+  /** How long a deleted App waits for the admin API to disable its app before it is let go anyway. */
+  cleanupTimeoutMs: number;
   probe: { intervalMs: number; timeoutMs: number; failAfter: number; recoverAfter: number };
   logLevel: Raw['log-level'];
 }
@@ -110,6 +116,7 @@ export function loadOperatorConfig(
     bindAddress: r['bind-address'],
     concurrency: r.concurrency,
     resyncMs: r['resync-seconds'] * 1000,
+    cleanupTimeoutMs: r['cleanup-timeout-seconds'] * 1000,
     probe: {
       intervalMs: r['probe-interval-ms'],
       timeoutMs: r['probe-timeout-ms'],

@@ -6,6 +6,7 @@ import type { OperatorConfig } from './config.ts';
 import { AdminClient } from './controllers/admin-client.ts';
 import { AppController } from './controllers/app-controller.ts';
 import type { ControllerDeps, ObservedDeployment } from './controllers/context.ts';
+import { CHILD_TYPES } from './controllers/desired/index.ts';
 import { LABEL, MANAGED_BY } from './controllers/names.ts';
 import { MainApiProber, type ProbeFn } from './health/prober.ts';
 import { endpointSliceTargets, StandbySwitch, type StandbyTargets } from './health/standby-switch.ts';
@@ -13,10 +14,13 @@ import { ControllerRunner } from './runtime/controller-runner.ts';
 import { KubeEventRecorder } from './runtime/events.ts';
 import { type Endpoints, serveEndpoints } from './runtime/http-endpoints.ts';
 import { Informer, keyOf } from './runtime/informer.ts';
-import { KubeClient } from './runtime/kube-client.ts';
+import { KubeClient, type KubeObject } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
-import { APPS, DEPLOYMENTS, resourcePath } from './runtime/resources.ts';
+import { APPS, DEPLOYMENTS, resourcePath, SECRETS } from './runtime/resources.ts';
+
+/** Kinds the operator creates and watches: the per-region children and the generated credentials Secret. */
+const OWNED_TYPES = [...CHILD_TYPES, SECRETS];
 
 export interface ManagerOptions {
   kubeConfig: KubeConfig;
@@ -34,8 +38,10 @@ export interface ManagerOptions {
   }>;
 }
 
-type Deployment = ObservedDeployment & {
-  metadata: { namespace?: string; ownerReferences?: { kind: string; name: string }[] };
+type Deployment = ObservedDeployment & { metadata: { namespace?: string } };
+/** Any object the operator made, as far as the informers need it. */
+type Owned = KubeObject & {
+  metadata?: { namespace?: string; ownerReferences?: { kind: string; name: string; uid?: string }[] };
 };
 
 /**
@@ -157,14 +163,22 @@ export class Manager {
       onRelist: onRelist('App'),
       onReconnect: onReconnect('App'),
     });
-    const deployments = new Informer<Deployment>(client, {
-      type: DEPLOYMENTS,
-      namespace: ns,
-      labelSelector: `${LABEL.managedBy}=${MANAGED_BY}`,
-      logger,
-      onRelist: onRelist('Deployment'),
-      onReconnect: onReconnect('Deployment'),
-    });
+    // Every kind the operator makes, not only Deployments: a deleted Service, PDB, Ingress or
+    // credentials Secret enqueues its App at once and comes back within a reconcile, not at the resync.
+    const owned = new Map(
+      OWNED_TYPES.map((type) => [
+        type.kind,
+        new Informer<Owned>(client, {
+          type,
+          namespace: ns,
+          labelSelector: `${LABEL.managedBy}=${MANAGED_BY}`,
+          logger,
+          onRelist: onRelist(type.kind),
+          onReconnect: onReconnect(type.kind),
+        }),
+      ]),
+    );
+    const deployments = owned.get(DEPLOYMENTS.kind) as Informer<Owned>;
     let runner: ControllerRunner | undefined;
     const enqueue = (key: string) => runner?.queue.add(key);
     const prober = new MainApiProber(
@@ -186,13 +200,16 @@ export class Manager {
       }),
       recorder: new KubeEventRecorder(client, FIELD_MANAGER, this.identity, logger),
       defaults: { images: config.images, runtimeSecret: config.runtimeSecret },
-      deployment: (key) => deployments.get(key),
+      deployment: (key) => deployments.get(key) as Deployment | undefined,
+      owned: (type, namespace) =>
+        (owned.get(type.kind)?.list() ?? []).filter((o) => o.metadata?.namespace === namespace),
       memory: { pendingCredentials: new Map(), verifiedSettings: new Map(), standbyModes: new Map() },
       metrics: this.metrics,
       logger,
       standbyReassertMs: t.standbyReassertMs ?? 30_000,
       probeStatusRefreshMs: t.probeStatusRefreshMs ?? 60_000,
       registrationRefreshMs: config.resyncMs,
+      cleanupTimeoutMs: config.cleanupTimeoutMs,
     };
     const controller = new AppController(deps, (key) => {
       const [namespace, name] = key.split('/');
@@ -219,29 +236,30 @@ export class Manager {
       },
       delete: (a) => enqueue(keyOf(a)),
     });
-    const owner = (d: Deployment) => d.metadata.ownerReferences?.find((o) => o.kind === 'App');
-    const onDeployment = (d: Deployment) => {
-      const o = owner(d);
-      if (o) enqueue(`${d.metadata.namespace}/${o.name}`);
+    const ownerOf = (o: Owned) => o.metadata?.ownerReferences?.find((r) => r.kind === 'App');
+    const onOwned = (o: Owned) => {
+      const app = ownerOf(o);
+      if (app) enqueue(`${o.metadata?.namespace}/${app.name}`);
     };
-    deployments.on({ add: onDeployment, update: (_old, d) => onDeployment(d), delete: onDeployment });
-    apps.start();
-    deployments.start();
+    const informers = [apps, ...owned.values()];
+    for (const informer of owned.values())
+      informer.on({ add: onOwned, update: (_old, o) => onOwned(o), delete: onOwned });
+    for (const informer of informers) informer.start();
     const stopping = new AbortController();
     const aborted = new Promise<void>((resolve) =>
       stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
     );
-    const synced = Promise.all([apps.waitForSync(), deployments.waitForSync()]).then(() => {
+    const synced = Promise.all(informers.map((i) => i.waitForSync())).then(() => {
       if (!stopping.signal.aborted) runner?.start();
     });
     return {
-      synced: () => apps.hasSynced && deployments.hasSynced,
+      synced: () => informers.every((i) => i.hasSynced),
       async stop() {
         stopping.abort();
         await Promise.race([synced, aborted]);
         await runner?.stop();
         prober.stop();
-        await Promise.all([apps.stop(), deployments.stop()]);
+        await Promise.all(informers.map((i) => i.stop()));
       },
     };
   }

@@ -128,6 +128,7 @@ export function testConfig(
     bindAddress: '127.0.0.1',
     concurrency: 2,
     resyncMs: 30_000,
+    cleanupTimeoutMs: 300_000,
     probe: { intervalMs: 100, timeoutMs: 300, failAfter: 3, recoverAfter: 3 },
     logLevel: 'silent',
     ...over,

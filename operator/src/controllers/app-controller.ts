@@ -93,6 +93,7 @@ export class AppController {
       health: (region) => this.#deps.prober.health(ctx.key, region),
       traffic: (region) => ctx.traffic.get(region),
       problem: ctx.error ? `${ctx.error.step}: ${ctx.error.message}` : ctx.retry,
+      failed: ctx.error !== undefined,
       probeStatusRefreshMs: this.#deps.probeStatusRefreshMs,
     });
     if (!statusChanged(app.status, status)) return;

@@ -3,8 +3,9 @@ import type { App } from '../api/v1alpha1/app-types.ts';
 import type { MainApiProber } from '../health/prober.ts';
 import type { StandbyMode, StandbySwitch } from '../health/standby-switch.ts';
 import type { EventRecorder } from '../runtime/events.ts';
-import type { KubeClient } from '../runtime/kube-client.ts';
+import type { KubeClient, KubeObject } from '../runtime/kube-client.ts';
 import type { OperatorMetrics } from '../runtime/metrics.ts';
+import type { ResourceType } from '../runtime/resources.ts';
 import type { AdminClient } from './admin-client.ts';
 import type { ConditionInput } from './conditions.ts';
 import type { BuildDefaults } from './desired/index.ts';
@@ -44,6 +45,8 @@ export interface ControllerDeps {
   defaults: BuildDefaults;
   /** Owned Deployments from the informer cache, by `<ns>/<name>`. */
   deployment(key: string): ObservedDeployment | undefined;
+  /** Objects of one owned kind in a namespace, from the informer caches (labelled managed-by the operator). */
+  owned(type: ResourceType, namespace: string): KubeObject[];
   memory: ControllerMemory;
   metrics: OperatorMetrics;
   logger: Logger;
@@ -51,6 +54,8 @@ export interface ControllerDeps {
   standbyReassertMs: number;
   /** Settings are confirmed with the admin API again after this long even when nothing changed. */
   registrationRefreshMs: number;
+  /** A deleted App whose app could not be disabled in the service for this long is let go anyway. */
+  cleanupTimeoutMs: number;
   /** lastProbeTime in status is refreshed at most this often (status is not a heartbeat). */
   probeStatusRefreshMs: number;
 }

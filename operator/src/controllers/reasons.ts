@@ -50,7 +50,10 @@ export const Reason = {
   // ---- Degraded
   /** Degraded=False: nothing needs attention. */
   AsExpected: 'AsExpected',
-  /** Degraded=True: a reconcile step failed; the message says which and why; retried with backoff. */
+  /**
+   * Degraded=True and Ready=False: a reconcile step failed; the message says which and why; retried
+   * with backoff (observedGeneration stays behind until a reconcile of this generation completes).
+   */
   ReconcileError: 'ReconcileError',
   /** Degraded=True: a region's main API failed its probes (the region is on its standby). */
   MainApiDown: 'MainApiDown',
@@ -77,6 +80,11 @@ export const EventReason = {
   MainApiRecovered: 'MainApiRecovered',
   /** The app was disabled in the service because the App is being deleted. */
   AppDisabled: 'AppDisabled',
+  /**
+   * Warning: the App was let go without disabling its app in the service: the skip-cleanup annotation,
+   * or the admin API unreachable for the cleanup timeout. The app stays enabled in the service.
+   */
+  CleanupSkipped: 'CleanupSkipped',
   /** A reconcile step failed (Warning). */
   ReconcileFailed: 'ReconcileFailed',
 } as const;

@@ -134,6 +134,31 @@ describe('computeStatus', () => {
     expect(findCondition(s.conditions, 'Registered')).toEqual(findCondition(first.conditions, 'Registered'));
   });
 
+  it('a step that failed hard: Ready=False ReconcileError, and observedGeneration does not advance', () => {
+    const first = computeStatus(inputs());
+    const app = { ...makeApp(), status: first };
+    app.metadata = { ...app.metadata, generation: 2 };
+    const s = computeStatus(
+      inputs({
+        app,
+        problem: 'ensureWorkloads: denied by a policy',
+        failed: true,
+        now: new Date('2026-03-01T11:00:00Z'),
+      }),
+    );
+    expect(findCondition(s.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ReconcileError',
+      message: 'ensureWorkloads: denied by a policy',
+    });
+    expect(s.observedGeneration).toBe(1);
+    const fixed = computeStatus(
+      inputs({ app: { ...app, status: s }, now: new Date('2026-03-01T11:01:00Z') }),
+    );
+    expect(fixed.observedGeneration).toBe(2);
+    expect(findCondition(fixed.conditions, 'Ready')).toMatchObject({ status: 'True' });
+  });
+
   it('is stable: recomputing from its own output changes nothing, and lastProbeTime is not a heartbeat', () => {
     const first = computeStatus(inputs());
     const app = { ...makeApp(), status: first };

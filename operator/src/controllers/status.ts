@@ -19,6 +19,11 @@ export interface StatusInputs {
   traffic(region: string): RegionTraffic | undefined;
   /** A hard failure of a step, or a soft one worth showing. */
   problem: string | undefined;
+  /**
+   * A step failed hard (later steps did not run): Ready is False, and observedGeneration stays where it
+   * was, since this generation was not carried out.
+   */
+  failed?: boolean;
   probeStatusRefreshMs: number;
 }
 
@@ -160,6 +165,8 @@ export function computeStatus(inputs: StatusInputs): AppStatus {
   const isRegistered = findCondition(conditions, 'Registered')?.status === 'True';
   if (app.spec.disabled)
     set({ type: 'Ready', status: 'False', reason: Reason.AppDisabled, message: 'spec.disabled is true' });
+  else if (inputs.failed)
+    set({ type: 'Ready', status: 'False', reason: Reason.ReconcileError, message: inputs.problem ?? '' });
   else if (!isRegistered)
     set({
       type: 'Ready',
@@ -191,7 +198,9 @@ export function computeStatus(inputs: StatusInputs): AppStatus {
 
   const order = ['Ready', 'Registered', 'Progressing', 'Degraded', 'StandbyServing'];
   conditions = [...conditions].sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-  const status: AppStatus = { observedGeneration: gen, conditions, regions };
+  const observed = inputs.failed ? prev.observedGeneration : gen;
+  const status: AppStatus = { conditions, regions };
+  if (observed !== undefined) status.observedGeneration = observed;
   const appKey = inputs.appKey ?? prev.appKey;
   if (appKey) status.appKey = appKey;
   status.credentialsSecret = inputs.secretName;

@@ -15,3 +15,10 @@ export const CRD_NAME = `${PLURAL}.${GROUP}`;
 export const FINALIZER = `${GROUP}/app-registration`;
 /** The field manager of every server-side apply the operator makes. */
 export const FIELD_MANAGER = 'gatehouse-operator';
+/**
+ * `gatehouse.dev/skip-cleanup: "true"` on an App: its deletion does not wait for the service (the app
+ * stays as it is in the service's database). The operator removes its finalizer, or never adds it:
+ * the escape hatch for deleting an App while the admin API is down, and what chart-declared Apps
+ * carry, so `helm uninstall` (which removes the operator and the admin API at the same time) completes.
+ */
+export const SKIP_CLEANUP_ANNOTATION = `${GROUP}/skip-cleanup`;

@@ -1,5 +1,6 @@
-import { FINALIZER } from '../../api/v1alpha1/groupversion.ts';
+import { FINALIZER, SKIP_CLEANUP_ANNOTATION } from '../../api/v1alpha1/groupversion.ts';
 import { APPS, resourcePath, SECRETS } from '../../runtime/resources.ts';
+import { AdminApiError } from '../admin-client.ts';
 import type { ControllerDeps, ReconcileContext, Step } from '../context.ts';
 import { credentialsSecretName } from '../names.ts';
 import { EventReason } from '../reasons.ts';
@@ -18,9 +19,21 @@ async function writeFinalizers(ctx: ReconcileContext, deps: ControllerDeps, fina
 /** Step 1: the finalizer goes on before anything is registered, so nothing can outlive the App unnoticed. */
 export const ensureFinalizer: Step = async function ensureFinalizer(ctx, deps) {
   const finalizers = ctx.app.metadata.finalizers ?? [];
+  if (skipsCleanup(ctx)) {
+    if (finalizers.includes(FINALIZER))
+      await writeFinalizers(
+        ctx,
+        deps,
+        finalizers.filter((f) => f !== FINALIZER),
+      );
+    return;
+  }
   if (finalizers.includes(FINALIZER)) return;
   await writeFinalizers(ctx, deps, [...finalizers, FINALIZER]);
 };
+
+const skipsCleanup = (ctx: ReconcileContext) =>
+  ctx.app.metadata.annotations?.[SKIP_CLEANUP_ANNOTATION] === 'true';
 
 /**
  * Deletion: stop probing, disable the app in the service's database (its record stays, for audit and
@@ -45,15 +58,35 @@ export const finalize: Step = async function finalize(ctx, deps) {
     );
     appKey = readCredentials(secret)?.appKey;
   }
-  if (appKey && (await deps.admin.get(appKey))) {
-    await deps.admin.setDisabled(appKey, true);
+  const skip = (why: string) => {
     deps.recorder.event(
       ctx.app,
-      'Normal',
-      EventReason.AppDisabled,
-      `App ${appKey} disabled in the service: the App is being deleted`,
+      'Warning',
+      EventReason.CleanupSkipped,
+      `App ${appKey ?? '(never registered)'} left enabled in the service: ${why}`,
     );
-    ctx.log.info({ appKey }, 'app disabled in the service');
+    ctx.log.warn({ appKey, why }, 'deletion goes ahead without disabling the app in the service');
+  };
+  if (skipsCleanup(ctx)) {
+    if (appKey) skip(`annotation ${SKIP_CLEANUP_ANNOTATION}=true`);
+  } else if (appKey) {
+    try {
+      if (await deps.admin.get(appKey)) {
+        await deps.admin.setDisabled(appKey, true);
+        deps.recorder.event(
+          ctx.app,
+          'Normal',
+          EventReason.AppDisabled,
+          `App ${appKey} disabled in the service: the App is being deleted`,
+        );
+        ctx.log.info({ appKey }, 'app disabled in the service');
+      }
+    } catch (err) {
+      // Retried with backoff, but not forever: a deletion (and `helm uninstall`) must end.
+      const waited = Date.now() - Date.parse(ctx.app.metadata.deletionTimestamp ?? '');
+      if (!(err instanceof AdminApiError) || !(waited >= deps.cleanupTimeoutMs)) throw err;
+      skip(`the admin API failed for ${Math.round(waited / 1000)} s (${err.message})`);
+    }
   }
   deps.memory.pendingCredentials.delete(ctx.app.metadata.uid);
   deps.memory.verifiedSettings.delete(ctx.app.metadata.uid);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { App } from '../../api/v1alpha1/app-types.ts';
 import { isConflict } from '../../runtime/kube-client.ts';
 import { resourcePath, SECRETS } from '../../runtime/resources.ts';
@@ -38,9 +39,13 @@ export function desiredSettings(app: App): AppSettings {
 const hashOf = (settings: AppSettings, disabled: boolean) =>
   createHash('sha256').update(JSON.stringify({ settings, disabled })).digest('hex');
 
+/** A JSON value as the wire carries it (undefined members dropped), for comparing documents. */
+const normalise = (v: unknown) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+
 /** Fields the admin API echoes as set (quota and overage come back as effective values: compared when set). */
 function drifted(remote: RemoteApp, want: AppSettings): boolean {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  // Semantic equality: the service stores risk_policy as jsonb, which gives keys back in its own order.
+  const same = (a: unknown, b: unknown) => isDeepStrictEqual(normalise(a), normalise(b));
   return (
     remote.name !== want.name ||
     remote.plan !== want.plan ||

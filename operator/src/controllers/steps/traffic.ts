@@ -43,7 +43,9 @@ export const ensureTrafficMode: Step = async function ensureTrafficMode(ctx, dep
     if (want === 'serve' || last.mode !== want) {
       const result = await deps.standby.setMode(ctx.app, region.name, want);
       note = `${result.acknowledged}/${result.total} standby processes acknowledged '${want}'`;
-      const complete = result.acknowledged === result.total;
+      // No process reached is not "all acknowledged": a failed or empty EndpointSlice list (the slice
+      // controller lagging, a pod not yet listed, RBAC) must not record a switch nobody heard.
+      const complete = result.total > 0 && result.acknowledged === result.total;
       if (want === 'serve' || complete)
         current = last.mode === want ? last : { mode: want, at: new Date() as Date | undefined };
       if (!complete) {

@@ -1,9 +1,8 @@
 import { FIELD_MANAGER } from '../../api/v1alpha1/groupversion.ts';
-import type { KubeObject } from '../../runtime/kube-client.ts';
 import { resourcePath } from '../../runtime/resources.ts';
 import type { Step } from '../context.ts';
 import { CHILD_TYPES, desiredObjects } from '../desired/index.ts';
-import { ownedSelector } from '../names.ts';
+import { LABEL } from '../names.ts';
 
 /**
  * Step 3: every region's Deployments, Services, PodDisruptionBudgets and Ingress, by server-side apply
@@ -19,21 +18,20 @@ export const ensureWorkloads: Step = async function ensureWorkloads(ctx, deps) {
 };
 
 /**
- * Step 4: objects of regions the spec no longer names are deleted. Runs when the spec changed since the
- * last reconcile that finished (observedGeneration behind), since only a spec change removes regions.
+ * Step 4: objects of regions the spec no longer names are deleted. Runs on every reconcile, from the
+ * informer caches (no extra request), so a removal is finished even when an earlier reconcile of the
+ * same generation failed half-way: it does not hang on observedGeneration.
  */
 export const pruneRemovedRegions: Step = async function pruneRemovedRegions(ctx, deps) {
-  if (ctx.app.status?.observedGeneration === ctx.app.metadata.generation) return;
   const wanted = new Set(
     desiredObjects(ctx.app, deps.defaults).map((d) => `${d.object.kind}/${d.object.metadata.name}`),
   );
   for (const type of CHILD_TYPES) {
-    const list = await deps.client.list<KubeObject>(resourcePath(type, ctx.app.metadata.namespace), {
-      labelSelector: ownedSelector(ctx.app),
-    });
-    for (const item of list.items) {
+    for (const item of deps.owned(type, ctx.app.metadata.namespace)) {
       const name = item.metadata?.name ?? '';
+      const labels = (item.metadata?.labels ?? {}) as Record<string, string>;
       const owners = (item.metadata?.ownerReferences ?? []) as { uid?: string }[];
+      if (labels[LABEL.app] !== ctx.app.metadata.name) continue;
       if (wanted.has(`${type.kind}/${name}`) || !owners.some((o) => o.uid === ctx.app.metadata.uid)) continue;
       ctx.log.info({ kind: type.kind, name }, 'deleting an object of a removed region');
       await deps.client.delete(resourcePath(type, ctx.app.metadata.namespace, name));
