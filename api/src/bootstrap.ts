@@ -8,6 +8,7 @@ import {
   MemoryConsumptionStore,
   RedisConsumptionStore,
 } from '@gatehouse/core/offline-consumption';
+import { genuineRefusalAlarm } from '@gatehouse/core/offline-alarm';
 import { MemoryOfflineTrust, type OfflineTrust, RedisOfflineTrust } from '@gatehouse/core/offline-trust';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -67,6 +68,7 @@ export async function bootstrap(
   const offlineTrust =
     options.offlineTrust ?? (standbyRedis ? new RedisOfflineTrust(standbyRedis) : new MemoryOfflineTrust());
   const standbyKeys = new StandbyKeyring(database.db, keys, offlineTrust);
+  const metrics = createMetrics();
   return {
     config,
     database,
@@ -76,7 +78,12 @@ export async function bootstrap(
     standbyKeys,
     offlineTrust,
     offlineStore,
-    offline: { keys: standbyKeys, trust: offlineTrust, store: offlineStore },
+    offline: {
+      keys: standbyKeys,
+      trust: offlineTrust,
+      store: offlineStore,
+      onGenuineRefused: genuineRefusalAlarm(log, (reason) => metrics.offlineGenuineRefused.inc({ reason })),
+    },
     syncToken,
     issuanceLimiter,
     risk: new RiskEngine(
@@ -87,7 +94,7 @@ export async function bootstrap(
       config.privacyPass.issuers.length > 0
         ? await AttestationVerifier.create(config.privacyPass.issuers, config.privacyPass.origins)
         : undefined,
-    metrics: createMetrics(),
+    metrics,
     logger: log,
     adminToken,
     async close() {

@@ -30,6 +30,12 @@ export function createMetrics() {
       help: 'Server tokens issued.',
       registers: [registry],
     }),
+    offlineGenuineRefused: new Counter({
+      name: 'gatehouse_offline_genuine_refused_total',
+      help: 'offline_ tokens signed with a real standby key but refused (lifetime over the cap, revoked key, no recorded outage): a stolen key or a revoked standby.',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     rateLimited: new Counter({
       name: 'gatehouse_rate_limited_total',
       help: 'Requests refused by a rate limit, by limit.',

@@ -198,6 +198,9 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
         expectRefused(await atMain(forge(key, now, 365 * 86_400)));
         expectRefused(await atFallback(forge(key, now, 365 * 86_400)));
         expectRefused(await atMain(forge(key, now, OFFLINE_TOKEN_MAX_LIFETIME_SECONDS + 1)));
+        // A real key signed them: counted as an alarm, by reason, for whoever watches the metrics.
+        const metrics = await (await fetch(`${api.url}/metrics`)).text();
+        expect(metrics).toMatch(/gatehouse_offline_genuine_refused_total\{reason="lifetime_over_cap"\} 2/);
         // The cap itself is accepted: what refuses the others is their lifetime, nothing else.
         const capped = await atMain(forge(key, now, OFFLINE_TOKEN_MAX_LIFETIME_SECONDS));
         expect(capped.body.data).toMatchObject({ valid: true, offline: true });

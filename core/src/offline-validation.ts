@@ -27,7 +27,15 @@ export interface OfflineChecker {
   keys: KeyLookup;
   trust: OfflineTrust;
   store: ConsumptionStore;
+  /**
+   * Told when a token signed with a real standby key is refused for what it claims (a lifetime over the
+   * cap, no recorded outage) or for its key's state: someone holds that key, or a revoked standby keeps
+   * minting. For a metric and a log line, never the token.
+   */
+  onGenuineRefused?: (refusal: { kid: string; region: string; reason: GenuineRefusal }) => void;
 }
+
+export type GenuineRefusal = 'lifetime_over_cap' | 'key_revoked_or_retired' | 'no_recorded_outage';
 
 /**
  * Whether a token is a genuine `offline_` token that a standby could have minted, without consuming it:
@@ -37,7 +45,7 @@ export interface OfflineChecker {
  * recorded. Any failure is a GatehouseError (token_expired for an expired one, else token_not_found).
  */
 export async function checkOfflineToken(
-  checker: Pick<OfflineChecker, 'keys' | 'trust'>,
+  checker: Pick<OfflineChecker, 'keys' | 'trust' | 'onGenuineRefused'>,
   token: string,
   appId?: string,
 ): Promise<OfflineTokenPayload> {
@@ -47,8 +55,11 @@ export async function checkOfflineToken(
   if (!entry || !payload || (appId !== undefined && payload.app !== appId)) {
     throw new GatehouseError('token_not_found');
   }
+  const refused = (reason: GenuineRefusal) =>
+    checker.onGenuineRefused?.({ kid: entry.kid, region: entry.region, reason });
   const state = offlineTokenState(payload);
   if (state === 'too_long') {
+    refused('lifetime_over_cap');
     throw new GatehouseError('token_not_found', 'Token not found (lifetime over the offline_ cap).');
   }
   if (state === 'expired') throw new GatehouseError('token_expired');
@@ -56,9 +67,11 @@ export async function checkOfflineToken(
     throw new GatehouseError('token_not_found', 'Token not found (issued in the future).');
   }
   if (!keyAccepts(entry, payload.iat) || (await checker.trust.isRevoked(entry.kid))) {
+    refused('key_revoked_or_retired');
     throw new GatehouseError('token_not_found', 'Token not found (its standby key is revoked or retired).');
   }
   if (!(await checker.trust.outageCovers(entry.region, payload.iat * 1000))) {
+    refused('no_recorded_outage');
     throw new GatehouseError('token_not_found', 'Token not found (not minted during a recorded outage).');
   }
   return payload;

@@ -2,6 +2,7 @@ import { constantTimeEqual } from '@gatehouse/core/crypto';
 import { envelope, GatehouseError, success } from '@gatehouse/core/errors';
 import { errorEnvelope, openCors, readBody, requestContext } from '@gatehouse/core/http';
 import { isIp } from '@gatehouse/core/ip';
+import { genuineRefusalAlarm } from '@gatehouse/core/offline-alarm';
 import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
 import type { OfflineTrust } from '@gatehouse/core/offline-trust';
 import {
@@ -68,10 +69,12 @@ const validateBody = z.object({
 export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+  const alarm = genuineRefusalAlarm(deps.logger);
   const checker = (): OfflineChecker => ({
     keys: deps.snapshots.keyring,
     trust: deps.trust,
     store: deps.store,
+    onGenuineRefused: alarm,
   });
   /** The region's active key; refused when revoked (the shared store says so before any new snapshot). */
   const mintingKeys = async () => {
