@@ -3,6 +3,7 @@
  *   gatehouse.js               the loader, an IIFE for `<script src=".../gatehouse.js" async defer>`
  *   gatehouse-ui.<hash>.js     the challenge UI, loaded on demand (registers itself on a global)
  *   gatehouse-pow.<hash>.js    the proof-of-work Web Worker (core/src/pow/worker.ts with hash-wasm)
+ *   gatehouse-i18n.<hash>.js   the loader's strings in languages other than English, loaded only for them
  *   gatehouse-compat.js        the loader plus the turnstile/grecaptcha/hcaptcha globals (src/compat/), which
  *                              the API serves at the vendors' script paths
  * The lazily loaded files carry a content hash, so they can be cached forever; the loader, which names
@@ -37,6 +38,7 @@ export interface BuiltWidget {
   loader: BuiltFile;
   ui: BuiltFile;
   worker: BuiltFile;
+  i18n: BuiltFile;
   compat: BuiltFile;
 }
 
@@ -98,7 +100,9 @@ export async function buildWidget(options: { outDir?: string; minify?: boolean }
   try {
     const worker = await bundle(workerEntry(), 'gatehouse-pow', scratch, minify);
     const ui = await bundle(join(here, 'src/ui/index.ts'), 'gatehouse-ui', scratch, minify);
+    const i18n = await bundle(join(here, 'src/i18n-pack.ts'), 'gatehouse-i18n', scratch, minify);
     const names = {
+      __GATEHOUSE_I18N_FILE__: JSON.stringify(i18n.file),
       __GATEHOUSE_UI_FILE__: JSON.stringify(ui.file),
       __GATEHOUSE_WORKER_FILE__: JSON.stringify(worker.file),
       __GATEHOUSE_VERSION__: JSON.stringify(pkg.version),
@@ -108,17 +112,20 @@ export async function buildWidget(options: { outDir?: string; minify?: boolean }
       ...names,
       __GATEHOUSE_COMPAT__: 'true',
     });
-    const built = { loader, ui, worker, compat };
-    for (const f of [worker, ui, compat, loader]) precompress(f.path);
-    for (const f of [worker, ui, compat, loader]) {
+    const built = { loader, ui, worker, i18n, compat };
+    for (const f of [worker, ui, i18n, compat, loader]) precompress(f.path);
+    for (const f of [worker, ui, i18n, compat, loader]) {
       const path = join(outDir, f.file);
       for (const ext of ['.br', '.gz']) renameSync(f.path + ext, path + ext);
       renameSync(f.path, path);
       f.path = path;
     }
-    const keep = new Set([loader.file, ui.file, worker.file]);
+    const keep = new Set([loader.file, ui.file, worker.file, i18n.file]);
     for (const f of readdirSync(outDir)) {
-      if (/^gatehouse-(ui|pow)\.[\w-]+\.js(\.br|\.gz)?$/.test(f) && !keep.has(f.replace(/\.(br|gz)$/, '')))
+      if (
+        /^gatehouse-(ui|pow|i18n)\.[\w-]+\.js(\.br|\.gz)?$/.test(f) &&
+        !keep.has(f.replace(/\.(br|gz)$/, ''))
+      )
         rmSync(join(outDir, f), { force: true });
     }
     return built;

@@ -24,9 +24,9 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const WIDGET_DIR = join(repoRoot, 'sdk/web/dist');
 /**
  * Exactly the names buildWidget writes: the loader, the vendor-compatibility loader and the content-hashed
- * UI and worker files.
+ * UI, worker and language-pack files.
  */
-const FILE = /^gatehouse(-compat|-(ui|pow)\.[\w-]+)?\.js$/;
+const FILE = /^gatehouse(-compat|-(ui|pow|i18n)\.[\w-]+)?\.js$/;
 /** The loaders named in gatehouse.js's config prelude, revalidated (they name the hashed files). */
 const LOADERS = new Set(['gatehouse.js', 'gatehouse-compat.js']);
 /**
@@ -159,7 +159,7 @@ function complete(files: Map<string, Served>): boolean {
     files
       .get('gatehouse.js')!
       .body.toString('utf8')
-      .match(/gatehouse-(ui|pow)\.[\w-]+\.js/g) ?? [];
+      .match(/gatehouse-(ui|pow|i18n)\.[\w-]+\.js/g) ?? [];
   return named.length > 0 && named.every((name) => files.has(name));
 }
 

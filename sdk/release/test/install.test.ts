@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import {
-  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LANGUAGES, pickLanguage, translator } from './i18n.ts';
+import { TABLE } from './i18n-table.ts';
 
 describe('language choice', () => {
   it('takes the first supported candidate by primary subtag, else English', () => {
@@ -11,8 +12,10 @@ describe('language choice', () => {
 
   it('ships at least the eight required languages, each with every loader string', () => {
     for (const lang of ['en', 'fr', 'de', 'es', 'pt', 'it', 'ja', 'zh']) expect(LANGUAGES).toContain(lang);
+    // The loader's list and the language pack's table name the same languages.
+    expect(Object.keys(TABLE)).toEqual(LANGUAGES);
     for (const lang of LANGUAGES) {
-      const t = translator(lang);
+      const t = translator(TABLE[lang]);
       for (const key of [
         'verify',
         'verifying',

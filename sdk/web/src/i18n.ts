@@ -1,46 +1,21 @@
 import type { LoaderKey } from './contract.ts';
+import { EN, KEYS } from './i18n-table.ts';
 
-/**
- * The loader's own strings (box, live announcements, dialog chrome) in every language the widget ships.
- * The challenge prompts live in the UI chunk (ui/strings.ts), loaded only when a challenge is shown.
- * Order of the values: see KEYS.
+/*
+ * The loader's own strings (box, live announcements, dialog chrome). English is here; every other
+ * language comes from the language pack (i18n-pack.ts, built as gatehouse-i18n.<hash>.js), fetched once
+ * by a page in another language: it costs 1.5 KB brotli that English pages, the loader's budget and the
+ * invisible tier need not pay. Until it arrives (or if it cannot be loaded) the widget speaks English.
+ * The challenge prompts live in the UI chunk (ui/strings.ts). Order of the values: i18n-table.ts's KEYS.
  */
-const KEYS: LoaderKey[] = [
-  'verify',
-  'verifying',
-  'loading',
-  'checking',
-  'success',
-  'failed',
-  'retry',
-  'expired',
-  'close',
-  'network',
-];
-
-const TABLE: Record<string, string> = {
-  en: "I'm human|Verifying…|Loading the challenge…|Checking your answer…|Verified|Verification failed|Try again|Verification expired, verify again|Close|The verification service cannot be reached",
-  fr: 'Je suis humain|Vérification…|Chargement du défi…|Vérification de votre réponse…|Vérifié|Échec de la vérification|Réessayer|Vérification expirée, recommencez|Fermer|Le service de vérification est injoignable',
-  de: 'Ich bin ein Mensch|Wird geprüft…|Aufgabe wird geladen…|Antwort wird geprüft…|Bestätigt|Prüfung fehlgeschlagen|Erneut versuchen|Prüfung abgelaufen, bitte erneut bestätigen|Schließen|Der Prüfdienst ist nicht erreichbar',
-  es: 'Soy humano|Verificando…|Cargando el desafío…|Comprobando tu respuesta…|Verificado|La verificación falló|Reintentar|La verificación caducó, vuelve a verificar|Cerrar|No se puede contactar con el servicio de verificación',
-  pt: 'Sou humano|Verificando…|Carregando o desafio…|Verificando sua resposta…|Verificado|A verificação falhou|Tentar novamente|A verificação expirou, verifique novamente|Fechar|O serviço de verificação está inacessível',
-  it: 'Sono umano|Verifica in corso…|Caricamento della sfida…|Controllo della risposta…|Verificato|Verifica non riuscita|Riprova|Verifica scaduta, ripeti la verifica|Chiudi|Il servizio di verifica non è raggiungibile',
-  ja: '私は人間です|確認中…|チャレンジを読み込み中…|回答を確認中…|確認済み|確認に失敗しました|再試行|確認の有効期限が切れました。もう一度確認してください|閉じる|確認サービスに接続できません',
-  zh: '我是人类|正在验证…|正在加载验证…|正在检查你的答案…|验证成功|验证失败|重试|验证已过期，请重新验证|关闭|无法连接验证服务',
-  ko: '사람입니다|확인 중…|문제를 불러오는 중…|답을 확인하는 중…|확인됨|확인에 실패했습니다|다시 시도|확인이 만료되었습니다. 다시 확인하세요|닫기|확인 서비스에 연결할 수 없습니다',
-  ru: 'Я человек|Проверка…|Загрузка задания…|Проверяем ответ…|Проверено|Проверка не пройдена|Повторить|Срок проверки истёк, пройдите её снова|Закрыть|Сервис проверки недоступен',
-  nl: 'Ik ben een mens|Bezig met verifiëren…|Uitdaging laden…|Je antwoord wordt gecontroleerd…|Geverifieerd|Verificatie mislukt|Opnieuw proberen|Verificatie verlopen, verifieer opnieuw|Sluiten|De verificatiedienst is onbereikbaar',
-  pl: 'Jestem człowiekiem|Weryfikacja…|Ładowanie zadania…|Sprawdzanie odpowiedzi…|Zweryfikowano|Weryfikacja nie powiodła się|Spróbuj ponownie|Weryfikacja wygasła, zweryfikuj ponownie|Zamknij|Usługa weryfikacji jest niedostępna',
-};
-
-/** Languages the widget ships, in both bundles. */
-export const LANGUAGES = Object.keys(TABLE);
+/** Languages the widget ships, in both bundles (i18n.test.ts checks this list against the table). */
+export const LANGUAGES = 'en fr de es pt it ja zh ko ru nl pl'.split(' ');
 
 /** The first supported language among the candidates (BCP 47 tags, matched on their primary subtag), else en. */
 export function pickLanguage(candidates: ReadonlyArray<string | null | undefined>): string {
   for (const tag of candidates) {
     const primary = tag?.toLowerCase().split(/[-_]/)[0];
-    if (primary && TABLE[primary]) return primary;
+    if (primary && LANGUAGES.includes(primary)) return primary;
   }
   return 'en';
 }
@@ -54,8 +29,8 @@ export function widgetLanguage(option: string | undefined): string {
   ]);
 }
 
-/** Looks up one loader string. */
-export function translator(lang: string): (key: LoaderKey) => string {
-  const values = (TABLE[lang] ?? (TABLE.en as string)).split('|');
+/** Looks up one loader string in a `|`-separated row (English when the row is missing). */
+export function translator(row: string | undefined = EN): (key: LoaderKey) => string {
+  const values = row.split('|');
   return (key) => values[KEYS.indexOf(key)] ?? key;
 }

@@ -30,7 +30,7 @@ export interface RenderOptions {
   theme?: Theme;
   size?: Size;
   lang?: string;
-  /** Customer data ([A-Za-z0-9_-], at most 255), bound to the token and returned by /v1/validate. */
+  /** Customer data ([A-Za-z0-9_-], at most 255), bound to the token; the Turnstile siteverify endpoint returns it. */
   cData?: string;
   retry?: Retry;
   /** Milliseconds between automatic retries (retry `auto`); default 8000, at most 900000. */

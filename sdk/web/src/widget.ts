@@ -1,4 +1,4 @@
-import { loadUi, scriptUrl } from './chunks.ts';
+import { loadLanguage, loadUi, scriptUrl } from './chunks.ts';
 import type { ChallengeHost, ChallengeView, ImageChallenge, LoaderKey, SubmitOutcome } from './contract.ts';
 import { type Passed, verify } from './flow.ts';
 import { translator, widgetLanguage } from './i18n.ts';
@@ -49,6 +49,8 @@ export class Widget implements WidgetHandle {
   private retryTimer?: ReturnType<typeof setTimeout>;
   private challengeTimer?: ReturnType<typeof setTimeout>;
   private expired = false;
+  private state: State = 'idle';
+  private statusKey?: LoaderKey;
   private interactive = false;
   private running?: Promise<string>;
   private abort?: AbortController;
@@ -61,7 +63,16 @@ export class Widget implements WidgetHandle {
   constructor(container: HTMLElement, options: RenderOptions) {
     this.o = normalise(options, scriptUrl.origin);
     this.lang = widgetLanguage(this.o.lang);
-    this.t = translator(this.lang);
+    this.t = translator();
+    // Other languages than English come with the language pack: relabel once it is there.
+    if (this.lang !== 'en')
+      loadLanguage(this.lang).then(
+        (t) => {
+          this.t = t;
+          this.setState(this.state, this.statusKey);
+        },
+        (error) => console.warn(`Gatehouse: ${error?.message ?? error}; the widget speaks English.`),
+      );
     this.serverToken = this.o.serverToken;
     this.route = new Route({
       apiServer: this.o.apiServer,
@@ -140,7 +151,10 @@ export class Widget implements WidgetHandle {
     );
   };
 
-  private setState(state: State, text = ''): void {
+  private setState(state: State, key?: LoaderKey): void {
+    this.state = state;
+    this.statusKey = key;
+    const text = key ? this.t(key) : '';
     if (!this.box || !this.check || !this.status) return;
     this.box.dataset.state = state;
     this.check.setAttribute('aria-checked', String(state === 'done'));
@@ -170,7 +184,7 @@ export class Widget implements WidgetHandle {
     clearTimeout(this.retryTimer);
     const abort = new AbortController();
     this.abort = abort;
-    this.setState('running', this.t('verifying'));
+    this.setState('running', 'verifying');
     this.announce(this.t('verifying'));
     try {
       const passed = await verify({
@@ -218,7 +232,7 @@ export class Widget implements WidgetHandle {
     this.token = passed.token;
     this.expired = false;
     this.field.value = passed.token;
-    this.setState('done', this.t('success'));
+    this.setState('done', 'success');
     this.announce(this.t('success'));
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.expire(), Math.max(1, passed.expiresIn - 5) * 1000);
@@ -238,9 +252,9 @@ export class Widget implements WidgetHandle {
       this.o.onClose?.();
       return;
     }
-    const text = e.code === 'network_error' || e.code === 'timeout' ? this.t('network') : this.t('failed');
-    this.setState('error', text);
-    this.announce(text);
+    const key = e.code === 'network_error' || e.code === 'timeout' ? 'network' : 'failed';
+    this.setState('error', key);
+    this.announce(this.t(key));
     this.o.onError?.(e);
     // retry 'auto': the modes that verify by themselves try again after a failure of the network or the
     // service; a refusal of the page's configuration (4xx) waits for the user.
@@ -261,7 +275,7 @@ export class Widget implements WidgetHandle {
     const token = this.token;
     this.clearToken();
     this.expired = true;
-    this.setState('expired', this.t('expired'));
+    this.setState('expired', 'expired');
     this.announce(this.t('expired'));
     if (token) this.o.onExpired?.(token);
     const { mode, refreshExpired } = this.o;
@@ -312,7 +326,7 @@ export class Widget implements WidgetHandle {
             theme: this.o.theme,
             presentation: this.o.mode === 'embedded' ? 'embedded' : 'popup',
             ...(this.slot ? { slot: this.slot } : {}),
-            t: this.t,
+            t: (key) => this.t(key),
             submit: (answer) => this.showing?.submit(answer) ?? Promise.reject(new Error('no challenge')),
             refresh: () => this.showing?.refresh(),
             close: () => this.showing?.close(),

@@ -87,7 +87,7 @@ describe.runIf(run)('web widget failover in Chromium', () => {
       true,
     );
     writeFileSync(join(widgetDir, 'gatehouse.js'), loader);
-    for (const chunk of new Set(loader.match(/gatehouse-(ui|pow)\.[\w-]+\.js/g) ?? [])) {
+    for (const chunk of new Set(loader.match(/gatehouse-(ui|pow|i18n)\.[\w-]+\.js/g) ?? [])) {
       const res = await fetch(`${api.url}/widget/${chunk}`);
       expect(res.status, chunk).toBe(200);
       writeFileSync(join(widgetDir, chunk), Buffer.from(await res.arrayBuffer()));
