@@ -39,7 +39,11 @@ const schema = z.object({
   STANDBY_BYPASS_URLS: z.string().optional(),
   STANDBY_FALLBACK_URLS: z.string().optional(),
   STANDBY_STORE_URL: z.string().optional(),
-  STANDBY_SYNC_TOKEN: z.string().optional(),
+  STANDBY_SYNC_TOKEN: z
+    .string()
+    .min(24, 'STANDBY_SYNC_TOKEN must be at least 24 characters (it unlocks the standby keys)')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   PRIVACY_PASS_ORIGIN: z.string().optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(256).max(1_048_576).default(16_384),
 });
