@@ -3,6 +3,7 @@ import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintDegradedToken } from '../src/tokens/degraded-tokens.ts';
 import { databaseAvailable, type Json, startTestApi, type TestApi } from './harness.ts';
+import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 const run = await databaseAvailable();
 
@@ -230,6 +231,18 @@ describe.runIf(run)('siteverify-compatible endpoints', () => {
     expect((await hcaptchaBackend(hcaptcha, secret, later)).outcome.success).toBe(true);
   });
 
+  it('answers only POST: 405 with Allow: POST for other methods, and OPTIONS says so', async () => {
+    for (const url of [turnstile, recaptcha, hcaptcha]) {
+      for (const method of ['GET', 'PUT', 'DELETE']) {
+        const res = await fetch(url, { method });
+        expect(res.status, `${method} ${url}`).toBe(405);
+        expect(res.headers.get('allow')).toBe('POST');
+      }
+      const options = await fetch(url, { method: 'OPTIONS' });
+      expect(options.headers.get('allow')).toBe('POST');
+    }
+  });
+
   it('never answers 5xx to malformed bodies', async () => {
     for (const [type, body] of [
       ['application/json', '{"secret": 7, "response": ["a"]}'],
@@ -240,7 +253,23 @@ describe.runIf(run)('siteverify-compatible endpoints', () => {
     ] as const) {
       const res = await fetch(turnstile, { method: 'POST', headers: { 'content-type': type }, body });
       expect(res.status, `${type} ${body}`).toBeLessThan(500);
-      expect(await res.json()).toMatchObject({ success: false });
+      const answer = await res.json();
+      expect(answer).toMatchObject({ success: false });
+      expectMatchesOpenApi('/turnstile/v0/siteverify', 'post', { status: res.status, body: answer });
+    }
+  });
+
+  it('answers as the OpenAPI document says, for each vendor, success and failure', async () => {
+    for (const path of ['/turnstile/v0/siteverify', '/recaptcha/api/siteverify', '/siteverify']) {
+      for (const response of [
+        await solve(),
+        'pt_forged.x',
+        mintDegradedToken(api.runtime.keys, { id: app.appId }, 'login'),
+      ]) {
+        const res = await api.post(path, { secret: app.appSecret, response });
+        expect(res.status).toBe(200);
+        expectMatchesOpenApi(path, 'post', res);
+      }
     }
   });
 });

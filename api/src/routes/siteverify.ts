@@ -52,6 +52,16 @@ export function siteverifyRoutes(router: Router, deps: Deps): void {
       ctx.status = 200;
       ctx.body = vendorAnswer(vendor, outcome);
     });
+    // Only POST, whatever else shares the path's prefix (the Turnstile script is GET /turnstile/v0/:file):
+    // OPTIONS says so, any other method is 405.
+    router.all(path, function onlyPost(ctx) {
+      if (ctx.method !== 'OPTIONS') {
+        throw new GatehouseError('method_not_allowed', undefined, { Allow: 'POST' });
+      }
+      ctx.set('Allow', 'POST');
+      ctx.status = 200;
+      ctx.body = '';
+    });
   }
 }
 
