@@ -4,6 +4,9 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { DatabaseHealth, databaseErrors } from './database-health.ts';
+import { consoleAdminRoutes } from './console/admin-routes.ts';
+import { usageObserver } from './console/observe.ts';
+import { consoleRoutes } from './console/routes.ts';
 import type { Deps } from './deps.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
@@ -29,6 +32,8 @@ export function createApp(deps: Deps): Koa {
   openapiRoutes(router);
   rootRoutes(router);
   docsRoutes(router);
+  consoleRoutes(router);
+  consoleAdminRoutes(router, deps);
   challengeRoutes(router, deps);
   validateRoutes(router, deps);
   siteverifyRoutes(router, deps);
@@ -67,6 +72,7 @@ export function createApp(deps: Deps): Koa {
     }),
   );
   app.use(tolerantPaths());
+  app.use(usageObserver(deps.usage));
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.silent = true;

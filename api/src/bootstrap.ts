@@ -14,6 +14,8 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
 import type { Config } from './config.ts';
+import { RiskDecisions } from './console/decisions.ts';
+import { UsageRollup } from './console/usage.ts';
 import type { Deps } from './deps.ts';
 import { createMetrics } from './metrics.ts';
 import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
@@ -56,6 +58,7 @@ export async function bootstrap(
     poolMax: config.dbPoolMax,
   });
   await database.migrate();
+  const usage = new UsageRollup(database.db, log);
   const keys = await loadTokenKeys(database.db, config.tokenKey);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
   const issuanceLimiter = new IssuanceLimiter(redis);
@@ -86,6 +89,8 @@ export async function bootstrap(
     },
     syncToken,
     issuanceLimiter,
+    usage,
+    decisions: new RiskDecisions(),
     risk: new RiskEngine(
       redis ? new RedisVelocity(redis) : new MemoryVelocity(),
       config.reputationFile ? Reputation.fromFile(config.reputationFile) : undefined,
@@ -98,6 +103,7 @@ export async function bootstrap(
     logger: log,
     adminToken,
     async close() {
+      await usage.close();
       await issuanceLimiter.close();
       redis?.disconnect();
       standbyRedis?.disconnect();

@@ -6,6 +6,8 @@ import type { TokenKeys } from '@gatehouse/core/tokens';
 import type { Logger } from 'pino';
 import type { AppRepository } from './apps/repository.ts';
 import type { Config } from './config.ts';
+import type { RiskDecisions } from './console/decisions.ts';
+import type { UsageRollup } from './console/usage.ts';
 import type { Metrics } from './metrics.ts';
 import type { IssuanceLimiter } from './quotas/issuance-limiter.ts';
 import type { AttestationVerifier } from './risk/attestation.ts';
@@ -31,6 +33,10 @@ export interface Deps {
   syncToken: string;
   issuanceLimiter: IssuanceLimiter;
   risk: RiskEngine;
+  /** Usage per app and hour for the console (counted in memory, flushed in batches). */
+  usage: UsageRollup;
+  /** The latest risk decisions with their reasons, for the console. */
+  decisions: RiskDecisions;
   /** Present when Privacy Pass issuers are configured. */
   attestation: AttestationVerifier | undefined;
   metrics: Metrics;

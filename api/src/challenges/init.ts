@@ -101,6 +101,14 @@ export async function initChallenge(
     { app: app.appKey, action: body.action, score: risk.score, tier, reasons: risk.reasons },
     'risk',
   );
+  deps.decisions.record({
+    app_key: app.appKey,
+    action: body.action,
+    ip: facts.ip,
+    score: risk.score,
+    tier,
+    reasons: risk.reasons,
+  });
   if (tier === 'reject') {
     deps.metrics.challenges.inc({ tier });
     throw new GatehouseError('request_rejected');

@@ -64,7 +64,9 @@ export function appSummary(app: AppView | AppWithSecret): string {
     ['Allowed domains', app.allowed_domains.length ? app.allowed_domains.join(', ') : 'any'],
     [
       'Risk policy',
-      Object.keys(app.risk_policy).length ? JSON.stringify(app.risk_policy) : 'default (scored per visitor)',
+      Object.keys(app.risk_policy as object).length
+        ? JSON.stringify(app.risk_policy)
+        : 'default (scored per visitor)',
     ],
     ['Status', app.disabled ? 'disabled (its credentials answer app_disabled)' : 'enabled'],
     [

@@ -173,7 +173,7 @@ const SUBCOMMANDS: Subcommand[] = [
             // Forcing a challenge changes the tier fields only: the rest of the stored policy stays.
             const base =
               (patch.risk_policy as Record<string, unknown> | undefined) ??
-              (await apps.show(key!)).risk_policy;
+              ((await apps.show(key!)).risk_policy as Record<string, unknown>);
             patch.risk_policy = forcePolicy(base, forced);
           }
           return apps.update(key!, patch);

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { GatehouseError } from '@gatehouse/core/errors';
+import type Router from '@koa/router';
+import { sendPage } from '../routes/pages.ts';
+
+/**
+ * GET /console: the web console, a single page (Preact + htm, uPlot charts) bundled by esbuild from
+ * `ui/` on the first request and kept in memory; everything it loads comes from this server. It signs in
+ * with the admin token, kept in the tab's sessionStorage and sent as a bearer header to the admin API:
+ * no cookie, so no request a third-party page can forge (CSRF), and the CSP allows no inline script.
+ */
+const require = createRequire(import.meta.url);
+const UI = join(import.meta.dirname, 'ui');
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+const asset = (body: Buffer | string, type: string): Asset => {
+  const buffer = Buffer.from(body);
+  return {
+    body: buffer,
+    type,
+    etag: `"${createHash('sha256').update(buffer).digest('base64url').slice(0, 22)}"`,
+  };
+};
+
+let built: Promise<Map<string, Asset>> | undefined;
+
+/** Bundles the console once per process; a failed build is retried on the next request. */
+export function consoleAssets(): Promise<Map<string, Asset>> {
+  built ??= build().catch((error) => {
+    built = undefined;
+    throw error;
+  });
+  return built;
+}
+
+async function build(): Promise<Map<string, Asset>> {
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [join(UI, 'main.ts')],
+    bundle: true,
+    format: 'esm',
+    minify: true,
+    target: 'es2022',
+    write: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  const js = result.outputFiles[0]!.contents;
+  return new Map([
+    ['console.js', asset(Buffer.from(js), 'application/javascript')],
+    ['console.css', asset(readFileSync(join(UI, 'console.css')), 'text/css')],
+    ['uplot.css', asset(readFileSync(require.resolve('uplot/dist/uPlot.min.css')), 'text/css')],
+  ]);
+}
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Gatehouse console</title>
+<link rel="stylesheet" href="/console/assets/uplot.css">
+<link rel="stylesheet" href="/console/assets/console.css">
+<script type="module" src="/console/assets/console.js"></script>
+</head>
+<body>
+<div id="console"><noscript>The console needs JavaScript. The admin API is documented at <a href="/docs">/docs</a>.</noscript></div>
+</body>
+</html>
+`;
+
+export function consoleRoutes(router: Router): void {
+  router.get('/console', function consolePage(ctx) {
+    sendPage(ctx, PAGE);
+  });
+  router.get('/console/assets/:file', async function consoleAsset(ctx) {
+    const file = (await consoleAssets()).get(ctx.params.file ?? '');
+    if (!file) throw new GatehouseError('not_found');
+    ctx.set('ETag', file.etag);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    if (ctx.get('If-None-Match') === file.etag) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = file.type;
+    ctx.body = file.body;
+  });
+}

@@ -1,0 +1,101 @@
+import type { Database } from '@gatehouse/core/db';
+import { usageHourly } from '@gatehouse/core/db/schema';
+import { and, eq, gte, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+
+/** How often counts held in memory are added to the database. */
+export const FLUSH_INTERVAL_MS = 5_000;
+/** Rows per INSERT: one statement per flush for any realistic number of apps. */
+const BATCH = 500;
+
+/** One hour of one app: metric name -> count. */
+export interface UsageHour {
+  hour: string;
+  counts: Record<string, number>;
+}
+
+/**
+ * Usage per app and hour for the console's charts. The request path only increments a counter in
+ * memory; every few seconds the counts are added to `usage_hourly` in one batched upsert (adding, so
+ * several API instances share the table), and reads are a range over that small table, never a scan of
+ * token tables. A failed flush keeps its counts for the next one.
+ */
+export class UsageRollup {
+  readonly #db: Database;
+  readonly #logger: Logger;
+  #pending = new Map<string, number>();
+  readonly #timer: NodeJS.Timeout;
+  #flushing: Promise<void> | undefined;
+
+  constructor(db: Database, logger: Logger, intervalMs = FLUSH_INTERVAL_MS) {
+    this.#db = db;
+    this.#logger = logger;
+    this.#timer = setInterval(() => void this.flush(), intervalMs);
+    this.#timer.unref();
+  }
+
+  /** Counts one event (`challenge.image`, `validate.valid`...) for the app, in the current hour. */
+  record(appKey: string, metric: string, count = 1): void {
+    const key = `${appKey}\n${hourOf(new Date()).toISOString()}\n${metric}`;
+    this.#pending.set(key, (this.#pending.get(key) ?? 0) + count);
+  }
+
+  /** Adds the counts held in memory to the table; concurrent calls share one flush. */
+  flush(): Promise<void> {
+    this.#flushing ??= this.#write().finally(() => {
+      this.#flushing = undefined;
+    });
+    return this.#flushing;
+  }
+
+  async #write(): Promise<void> {
+    if (this.#pending.size === 0) return;
+    const batch = this.#pending;
+    this.#pending = new Map();
+    const rows = [...batch].map(([key, count]) => {
+      const [appKey, hour, metric] = key.split('\n') as [string, string, string];
+      return { appKey, hour: new Date(hour), metric, count };
+    });
+    try {
+      for (let i = 0; i < rows.length; i += BATCH) {
+        await this.#db
+          .insert(usageHourly)
+          .values(rows.slice(i, i + BATCH))
+          .onConflictDoUpdate({
+            target: [usageHourly.appKey, usageHourly.hour, usageHourly.metric],
+            set: { count: sql`${usageHourly.count} + excluded.count` },
+          });
+      }
+    } catch (err) {
+      // Kept for the next flush: the console's numbers lag, but nothing is lost while the database is back soon.
+      for (const [key, count] of batch) this.#pending.set(key, (this.#pending.get(key) ?? 0) + count);
+      this.#logger.warn({ err }, 'usage rollup flush failed; retrying with the next one');
+    }
+  }
+
+  /** The app's counts for each hour of the last `hours` hours (hours without events included, empty). */
+  async read(appKey: string, hours: number): Promise<UsageHour[]> {
+    const first = hourOf(new Date(Date.now() - (hours - 1) * 3_600_000));
+    const rows = await this.#db
+      .select()
+      .from(usageHourly)
+      .where(and(eq(usageHourly.appKey, appKey), gte(usageHourly.hour, first)));
+    const byHour = new Map<number, Record<string, number>>();
+    for (let i = 0; i < hours; i++) byHour.set(first.getTime() + i * 3_600_000, {});
+    for (const row of rows) {
+      const counts = byHour.get(row.hour.getTime());
+      if (counts) counts[row.metric] = (counts[row.metric] ?? 0) + row.count;
+    }
+    return [...byHour].map(([hour, counts]) => ({ hour: new Date(hour).toISOString(), counts }));
+  }
+
+  /** Stops the timer after a last flush. */
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flush();
+  }
+}
+
+function hourOf(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / 3_600_000) * 3_600_000);
+}
