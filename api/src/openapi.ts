@@ -4,8 +4,8 @@ import { initBody } from './challenges/init.ts';
 import { submitBody } from './challenges/submit.ts';
 import { pathParameter, requestSchema } from './openapi-request.ts';
 import { appKeyParam, rotateBody } from './routes/admin.ts';
-import { rotateStandbyKeyBody, standbyKidParam } from './routes/standby-keys.ts';
 import { siteverifyPaths } from './routes/siteverify-openapi.ts';
+import { rotateStandbyKeyBody, standbyKidParam } from './routes/standby-keys.ts';
 import { validateBody } from './routes/validate.ts';
 import { issueServerTokenBody } from './tokens/server-tokens.ts';
 
@@ -222,6 +222,38 @@ const syncAuth = [{ standbySync: [] }];
 const bodyErrors: ErrorCode[] = ['invalid_request', 'unsupported_media_type', 'payload_too_large'];
 const appAuthErrors: ErrorCode[] = ['invalid_app_key', 'invalid_app_secret', 'app_disabled'];
 
+/**
+ * Failed authentication is throttled per source and credential (api/src/auth-throttle.ts): every operation
+ * behind the admin token or app credentials can answer 429 `rate_limited` with Retry-After, besides any
+ * limit of its own. Added here, once, so no such operation can leave it out.
+ */
+function withAuthThrottling<T extends Record<string, object>>(paths: T): T {
+  for (const item of Object.values(paths) as Record<string, unknown>[]) {
+    for (const op of Object.values(item) as { security?: object[]; responses?: Record<string, object> }[]) {
+      const schemes = (op?.security ?? []).flatMap((s) => Object.keys(s));
+      if (!op.responses || !(schemes.includes('admin') || schemes.includes('appKey'))) continue;
+      const current = op.responses['429'] as
+        | {
+            content?: {
+              'application/json'?: { schema?: { properties?: { error?: { enum?: ErrorCode[] } } } };
+            };
+          }
+        | undefined;
+      const codes = current?.content?.['application/json']?.schema?.properties?.error?.enum ?? [];
+      op.responses['429'] = {
+        ...errors(...new Set<ErrorCode>([...codes, 'rate_limited']))['429'],
+        headers: {
+          'Retry-After': {
+            description: 'Seconds to wait before retrying',
+            schema: { type: 'integer', minimum: 0 },
+          },
+        },
+      };
+    }
+  }
+  return paths;
+}
+
 export const openapiDocument = {
   openapi: '3.1.0',
   info: {
@@ -243,7 +275,7 @@ export const openapiDocument = {
     },
     schemas: { ErrorEnvelope: errorEnvelope(), CaptchaArgs: captchaArgs },
   },
-  paths: {
+  paths: withAuthThrottling({
     ...siteverifyPaths(errors(...bodyErrors, 'database_unavailable')),
     '/v1/validate': {
       post: {
@@ -606,5 +638,5 @@ export const openapiDocument = {
         },
       },
     },
-  },
+  }),
 } as const;
