@@ -25,6 +25,9 @@ import { type Artifacts, GO_MODULE, packRelease } from '../pack.ts';
 
 const exec = promisify(execFile);
 
+/** Node lines with upstream support on 2026-11-25 (20 ended in April 2026): the package's engines >=22. */
+const MAINTAINED_NODE_LINES = [22, 24, 26];
+
 /*
  * The release artifacts as an integrator gets them: `npm run release:pack` output installed into scratch
  * projects in the OS temporary folder (outside the repository, so nothing resolves through its
@@ -117,7 +120,7 @@ describe.runIf(run)('release artifacts installed outside the repository', () => 
     expect(readFileSync(join(artifacts.outDir, 'SHA256SUMS'), 'utf8').trim().split('\n')).toHaveLength(4);
   });
 
-  it('@gatehouse/node: import and require both validate a live token; no server dependency comes along', async () => {
+  it('@gatehouse/node on every maintained Node line (22, 24, 26): import and require both validate a live token; no server dependency comes along', async () => {
     const dir = scratch('node');
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch-node', private: true }));
     await npm(dir, 'install', artifacts.node);
@@ -140,9 +143,23 @@ solveChallenge({ baseUrl, appKey, action: 'login' })
   .then(({ passToken }) => new Gatehouse({ appKey, appSecret, baseUrl }).validate(passToken, { expectedAction: 'login' }))
   .then((verdict) => console.log(JSON.stringify({ accepted: verdict.accepted, action: verdict.action })));`,
     );
-    for (const file of ['esm.mjs', 'cjs.cjs']) {
-      const { stdout } = await exec(process.execPath, [file], { cwd: dir, env });
-      expect(JSON.parse(stdout), file).toEqual({ accepted: true, action: 'login' });
+    // The other maintained lines from the npm registry's node package (the repository runs on 24).
+    const lines = scratch('node-lines');
+    writeFileSync(join(lines, 'package.json'), JSON.stringify({ name: 'scratch-node-lines', private: true }));
+    const nodes: Record<string, string> = { 24: process.execPath };
+    for (const major of MAINTAINED_NODE_LINES.filter((m) => m !== 24)) {
+      const prefix = join(lines, String(major));
+      mkdirSync(prefix);
+      writeFileSync(join(prefix, 'package.json'), JSON.stringify({ name: `node-${major}`, private: true }));
+      await npm(prefix, 'install', `node@${major}`);
+      nodes[major] = join(prefix, 'node_modules/.bin/node');
+    }
+    for (const [major, node] of Object.entries(nodes)) {
+      expect((await exec(node, ['--version'])).stdout).toMatch(new RegExp(`^v${major}\\.`));
+      for (const file of ['esm.mjs', 'cjs.cjs']) {
+        const { stdout } = await exec(node, [file], { cwd: dir, env });
+        expect(JSON.parse(stdout), `node ${major} ${file}`).toEqual({ accepted: true, action: 'login' });
+      }
     }
     // Only the SDK and the proof-of-work's WebAssembly: no database driver, no web framework.
     const installed = readdirSync(join(dir, 'node_modules'))
@@ -157,7 +174,7 @@ solveChallenge({ baseUrl, appKey, action: 'login' })
     const types = readFileSync(join(dir, 'node_modules/@gatehouse/node/dist/index.d.ts'), 'utf8');
     expect(types).toContain('declare class Gatehouse');
     expect(types).not.toMatch(/from '@gatehouse\/core/);
-  }, 180_000);
+  }, 300_000);
 
   describe.runIf(browserOk)('@gatehouse/web through a bundler', () => {
     let browser: Browser;
