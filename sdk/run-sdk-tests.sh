@@ -81,7 +81,10 @@ start_services() {
   fallback_port=$(free_port)
   local url=http://127.0.0.1:$port bypass=http://127.0.0.1:$bypass_port fallback=http://127.0.0.1:$fallback_port
   say "main API on $url (DATA_DIR $WORK/data)"
+  # The suites present forged tokens and wrong secrets on purpose, all from 127.0.0.1: no throttling.
   (cd "$REPO" && exec env PORT="$port" HOST=127.0.0.1 DATA_DIR="$WORK/data" LOG_LEVEL=warn \
+    AUTH_FAILURES_PER_SOURCE_AND_KEY=1000000 AUTH_FAILURES_PER_SOURCE=1000000 AUTH_FAILURES_PER_KEY=1000000 \
+    AUTH_TOKEN_FAILURES_PER_SOURCE_AND_APP=1000000 \
     STANDBY_FALLBACK_URLS="http://127.0.0.1:$fake_port,$fallback" STANDBY_BYPASS_URLS="$bypass" \
     STANDBY_STORE_URL="$store" "$NODE" api/src/server.ts >"$WORK/api.log" 2>&1) &
   API_PID=$!

@@ -3,10 +3,11 @@ import { errorEnvelope, requestContext, utf8Only } from '@gatehouse/core/http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
-import { DatabaseHealth, databaseErrors } from './database-health.ts';
+import { authThrottling } from './auth-throttle.ts';
 import { consoleAdminRoutes } from './console/admin-routes.ts';
 import { usageObserver } from './console/observe.ts';
 import { consoleRoutes } from './console/routes.ts';
+import { DatabaseHealth, databaseErrors } from './database-health.ts';
 import type { Deps } from './deps.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
@@ -46,6 +47,7 @@ export function createApp(deps: Deps): Koa {
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
   app.use(databaseErrors(databaseHealth));
+  app.use(authThrottling(deps.authThrottle));
   app.use(routeMetrics(deps));
   app.use(async function notFound(ctx, next) {
     await next();

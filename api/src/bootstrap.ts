@@ -3,16 +3,17 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, privateFolder } from '@gatehouse/core/db';
 import { createLogger } from '@gatehouse/core/logging';
+import { genuineRefusalAlarm } from '@gatehouse/core/offline-alarm';
 import {
   type ConsumptionStore,
   MemoryConsumptionStore,
   RedisConsumptionStore,
 } from '@gatehouse/core/offline-consumption';
-import { genuineRefusalAlarm } from '@gatehouse/core/offline-alarm';
 import { MemoryOfflineTrust, type OfflineTrust, RedisOfflineTrust } from '@gatehouse/core/offline-trust';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
+import { AuthThrottle } from './auth-throttle.ts';
 import type { Config } from './config.ts';
 import { RiskDecisions } from './console/decisions.ts';
 import { UsageRollup } from './console/usage.ts';
@@ -89,6 +90,7 @@ export async function bootstrap(
     },
     syncToken,
     issuanceLimiter,
+    authThrottle: new AuthThrottle(config.authThrottle, log, redis),
     usage,
     decisions: new RiskDecisions(),
     risk: new RiskEngine(

@@ -1,6 +1,7 @@
 import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
+import { type AuthThrottleLimits, loadAuthThrottleLimits } from './auth-throttle.ts';
 import { issuerConfig } from './risk/attestation.ts';
 
 /** The environment, parsed once and typed. `.env.example` lists every key. */
@@ -66,6 +67,8 @@ export type Config = {
   bodyLimitBytes: number;
   /** Header, request and keep-alive timeouts and the connection cap of the listener (HTTP_*). */
   http: HttpLimits;
+  /** Failed-authentication throttling (AUTH_FAILURE*). */
+  authThrottle: AuthThrottleLimits;
   /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
   reputationFile: string | undefined;
   /** Trusted Privacy Pass issuers (JSON [{name, public_key}]) and the origin names tokens must be for. */
@@ -108,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: e.LOG_FORMAT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     http: loadHttpLimits(env),
+    authThrottle: loadAuthThrottleLimits(env),
     reputationFile: e.RISK_REPUTATION_FILE || undefined,
     standby: {
       bypassUrls: urlList(e.STANDBY_BYPASS_URLS, 'STANDBY_BYPASS_URLS'),

@@ -5,6 +5,7 @@ import type { OfflineChecker } from '@gatehouse/core/offline-validation';
 import type { TokenKeys } from '@gatehouse/core/tokens';
 import type { Logger } from 'pino';
 import type { AppRepository } from './apps/repository.ts';
+import type { AuthThrottle } from './auth-throttle.ts';
 import type { Config } from './config.ts';
 import type { RiskDecisions } from './console/decisions.ts';
 import type { UsageRollup } from './console/usage.ts';
@@ -32,6 +33,8 @@ export interface Deps {
   /** Bearer token of the standby's snapshot (STANDBY_SYNC_TOKEN, else generated): never the admin token. */
   syncToken: string;
   issuanceLimiter: IssuanceLimiter;
+  /** Failed authentication counted per source and credential (REDIS_URL: shared by every instance). */
+  authThrottle: AuthThrottle;
   risk: RiskEngine;
   /** Usage per app and hour for the console (counted in memory, flushed in batches). */
   usage: UsageRollup;

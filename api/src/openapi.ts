@@ -293,7 +293,13 @@ export const openapiDocument = {
               ],
             }),
           },
-          ...errors(...bodyErrors, ...appAuthErrors, 'service_unavailable', 'database_unavailable'),
+          ...errors(
+            ...bodyErrors,
+            ...appAuthErrors,
+            'service_unavailable',
+            'database_unavailable',
+            'rate_limited',
+          ),
         },
       },
     },
@@ -326,7 +332,7 @@ export const openapiDocument = {
           },
           ...errors(...bodyErrors, ...appAuthErrors, 'database_unavailable'),
           '429': {
-            ...errors('rate_limit_exceeded')['429'],
+            ...errors('rate_limit_exceeded', 'rate_limited')['429'],
             headers: {
               'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
             },
@@ -430,7 +436,7 @@ export const openapiDocument = {
         ],
         responses: {
           '200': { description: 'The snapshot', ...json(ok({ type: 'object' })) },
-          ...errors('unauthorized', 'database_unavailable'),
+          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -518,7 +524,7 @@ export const openapiDocument = {
               }),
             ),
           },
-          ...errors('unauthorized', 'database_unavailable'),
+          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
       post: {
@@ -527,7 +533,7 @@ export const openapiDocument = {
         requestBody: { required: true, ...json(body(createAppBody)) },
         responses: {
           '201': { description: 'Created', ...json(ok(appView)) },
-          ...errors(...bodyErrors, 'unauthorized', 'database_unavailable'),
+          ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -538,7 +544,7 @@ export const openapiDocument = {
         security: adminAuth,
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable'),
+          ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },
       patch: {
@@ -547,7 +553,7 @@ export const openapiDocument = {
         requestBody: { required: true, ...json(body(appSettingsPatch)) },
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable'),
+          ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -562,7 +568,7 @@ export const openapiDocument = {
         },
         responses: {
           '200': { description: 'The app and its new secret', ...json(ok(appView)) },
-          ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable'),
+          ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -573,7 +579,7 @@ export const openapiDocument = {
         security: adminAuth,
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable'),
+          ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -584,7 +590,7 @@ export const openapiDocument = {
         security: adminAuth,
         responses: {
           '200': { description: 'The app', ...json(ok(appView)) },
-          ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable'),
+          ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -605,7 +611,7 @@ export const openapiDocument = {
               }),
             ),
           },
-          ...errors('unauthorized', 'database_unavailable'),
+          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -616,7 +622,7 @@ export const openapiDocument = {
         requestBody: { required: true, ...json(body(rotateStandbyKeyBody)) },
         responses: {
           '200': { description: 'The new key', ...json(ok(standbyKeyView)) },
-          ...errors(...bodyErrors, 'unauthorized', 'database_unavailable'),
+          ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
     },

@@ -115,6 +115,14 @@ export async function postJson(
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
+/** Failed-authentication limits no test reaches by accident. */
+export const NO_AUTH_THROTTLE: Record<string, string> = {
+  AUTH_FAILURES_PER_SOURCE_AND_KEY: '1000000',
+  AUTH_FAILURES_PER_SOURCE: '1000000',
+  AUTH_FAILURES_PER_KEY: '1000000',
+  AUTH_TOKEN_FAILURES_PER_SOURCE_AND_APP: '1000000',
+};
+
 export interface TestApi {
   url: string;
   runtime: Runtime;
@@ -153,6 +161,9 @@ export async function startTestApi(
     PGLITE_DIR: 'memory://',
     PORT: '0',
     LOG_LEVEL: 'silent',
+    // Suites send thousands of deliberate authentication failures from one address: only the suite
+    // about throttling (auth-throttle.test.ts) sets the real limits.
+    ...NO_AUTH_THROTTLE,
     ...dbEnv,
     ...env,
   });

@@ -1,0 +1,199 @@
+import { GatehouseError } from '@gatehouse/core/errors';
+import type { Redis } from 'ioredis';
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import {
+  type IRateLimiterOptions,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  type RateLimiterRes,
+} from 'rate-limiter-flexible';
+import { z } from 'zod';
+
+/**
+ * Throttles failed authentication (issue 11, finding 6): wrong admin tokens, wrong or unknown app
+ * credentials, and forged or unknown tokens at /v1/validate. Failures are counted per (source address,
+ * credential), per source and per credential over a fixed window, in Redis when REDIS_URL is set (every
+ * instance sees the same counts) and in memory otherwise, with rate-limiter-flexible.
+ *
+ * Who is refused (429 `rate_limited` with Retry-After, until the window ends):
+ * 1. a source that failed `perSourceAndKey` times on one credential, for that credential;
+ * 2. a source that failed `perSource` times over all credentials of its kind, for all of them;
+ * 3. once a credential failed `perKey` times from anywhere, every source that failed on it at least once.
+ * A source that has not failed is never refused, so the legitimate holder of a key under attack keeps
+ * working from its own address. Admin tokens and app secrets are refused before they are checked (a
+ * throttle that still evaluated the guess would still tell a brute force when it is right). Tokens at
+ * validate are different: a genuine token is always judged, and only a forged or unknown one from a
+ * throttled source gets the 429, so a bot pushing forged tokens through an integrator's form can never
+ * get that integrator's real users refused.
+ */
+export interface AuthThrottleLimits {
+  windowSeconds: number;
+  perSourceAndKey: number;
+  perSource: number;
+  perKey: number;
+  /** Forged or unknown tokens at validate, per (source, app). */
+  tokensPerSourceAndApp: number;
+}
+
+export const authThrottleEnv = z.object({
+  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  AUTH_FAILURES_PER_SOURCE_AND_KEY: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  AUTH_FAILURES_PER_SOURCE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  AUTH_TOKEN_FAILURES_PER_SOURCE_AND_APP: z.coerce.number().int().min(1).max(1_000_000).default(60),
+});
+
+export function loadAuthThrottleLimits(env: NodeJS.ProcessEnv): AuthThrottleLimits {
+  const result = authThrottleEnv.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = result.data;
+  return {
+    windowSeconds: e.AUTH_FAILURE_WINDOW_SECONDS,
+    perSourceAndKey: e.AUTH_FAILURES_PER_SOURCE_AND_KEY,
+    perSource: e.AUTH_FAILURES_PER_SOURCE,
+    perKey: e.AUTH_FAILURES_PER_KEY,
+    tokensPerSourceAndApp: e.AUTH_TOKEN_FAILURES_PER_SOURCE_AND_APP,
+  };
+}
+
+type Kind = 'admin' | 'app' | 'token';
+type Counter = RateLimiterMemory | RateLimiterRedis;
+
+export class AuthThrottle {
+  readonly #limits: AuthThrottleLimits;
+  readonly #logger: Logger;
+  readonly #counters = new Map<string, Counter>();
+  readonly #redis: Redis | undefined;
+
+  constructor(limits: AuthThrottleLimits, logger: Logger, redis?: Redis) {
+    this.#limits = limits;
+    this.#logger = logger;
+    this.#redis = redis;
+  }
+
+  /** Throws 429 when `source` may not try `key` now. */
+  async check(kind: Kind, source: string, key: string): Promise<void> {
+    const [pair, bySource, byKey] = await Promise.all([
+      this.#get(kind, 'pair', `${source}|${key}`),
+      this.#get(kind, 'source', source),
+      this.#get(kind, 'key', key),
+    ]);
+    const limits = this.#limits;
+    const pairLimit = kind === 'token' ? limits.tokensPerSourceAndApp : limits.perSourceAndKey;
+    const blocking = [
+      pair && pair.consumedPoints >= pairLimit ? pair : undefined,
+      kind !== 'token' && bySource && bySource.consumedPoints >= limits.perSource ? bySource : undefined,
+      byKey && byKey.consumedPoints >= limits.perKey && (pair?.consumedPoints ?? 0) > 0 ? byKey : undefined,
+    ].filter((r): r is RateLimiterRes => r !== undefined);
+    if (blocking.length === 0) return;
+    const retryAfter = Math.max(1, Math.ceil(Math.max(...blocking.map((r) => r.msBeforeNext)) / 1000));
+    throw new GatehouseError(
+      'rate_limited',
+      'Too many failed authentication attempts from this address. Retry after the time in Retry-After.',
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+
+  /** Records one failure of `source` on `key`. */
+  async fail(kind: Kind, source: string, key: string): Promise<void> {
+    await Promise.all([
+      this.#consume(kind, 'pair', `${source}|${key}`),
+      this.#consume(kind, 'source', source),
+      this.#consume(kind, 'key', key),
+    ]);
+  }
+
+  #counter(kind: Kind, dimension: string): Counter {
+    const name = `${kind}:${dimension}`;
+    let counter = this.#counters.get(name);
+    if (!counter) {
+      // Counting never refuses by itself (check() decides), so the point budget is effectively unbounded.
+      const options: IRateLimiterOptions = {
+        keyPrefix: `gatehouse:authfail:${name}`,
+        points: 1_000_000_000,
+        duration: this.#limits.windowSeconds,
+      };
+      counter = this.#redis
+        ? new RateLimiterRedis({
+            ...options,
+            storeClient: this.#redis,
+            // Redis unreachable: count in this process rather than not at all.
+            insuranceLimiter: new RateLimiterMemory(options),
+          })
+        : new RateLimiterMemory(options);
+      this.#counters.set(name, counter);
+    }
+    return counter;
+  }
+
+  async #get(kind: Kind, dimension: string, key: string): Promise<RateLimiterRes | null> {
+    try {
+      return await this.#counter(kind, dimension).get(key);
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'authentication throttle: counts unreadable, not throttling');
+      return null;
+    }
+  }
+
+  async #consume(kind: Kind, dimension: string, key: string): Promise<void> {
+    try {
+      await this.#counter(kind, dimension).consume(key, 1);
+    } catch (error) {
+      if (error instanceof Error) {
+        this.#logger.warn({ err: error }, 'authentication throttle: failure not recorded');
+      }
+    }
+  }
+}
+
+/** Error codes that mean "wrong credential" for each kind. */
+const ADMIN_FAILURES = new Set(['unauthorized']);
+const APP_FAILURES = new Set(['invalid_app_key', 'invalid_app_secret']);
+const TOKEN_FAILURES = new Set(['token_not_found']);
+
+/**
+ * Before the routes: refuses throttled admin and app credentials up front, records every failure the
+ * routes answer, and turns a forged or unknown token's verdict into a 429 once its source is throttled.
+ */
+export function authThrottling(throttle: AuthThrottle): Middleware {
+  return async function authThrottling(ctx, next) {
+    const source = ctx.ip;
+    const admin = ctx.path.startsWith('/admin/');
+    const appKey = ctx.get('X-App-Key').slice(0, 128);
+    const guarded: { kind: 'admin' | 'app'; key: string } | undefined = admin
+      ? { kind: 'admin', key: 'admin' }
+      : appKey
+        ? { kind: 'app', key: appKey }
+        : undefined;
+    if (guarded) await throttle.check(guarded.kind, source, guarded.key);
+    let code: string | undefined;
+    try {
+      await next();
+      code = verdictError(ctx.body);
+    } catch (error) {
+      if (error instanceof GatehouseError) code = error.code;
+      if (code && guarded && (admin ? ADMIN_FAILURES : APP_FAILURES).has(code)) {
+        await throttle.fail(guarded.kind, source, guarded.key);
+      }
+      if (!(code && TOKEN_FAILURES.has(code))) throw error;
+      await tokenFailure(throttle, source, appKey);
+      throw error;
+    }
+    if (code && TOKEN_FAILURES.has(code)) await tokenFailure(throttle, source, appKey);
+  };
+}
+
+async function tokenFailure(throttle: AuthThrottle, source: string, appKey: string): Promise<void> {
+  await throttle.fail('token', source, appKey);
+  await throttle.check('token', source, appKey);
+}
+
+/** The error code of a negative verdict answered with 200 (`data.error`), if any. */
+function verdictError(body: unknown): string | undefined {
+  const data = (body as { data?: { valid?: unknown; error?: unknown } } | null)?.data;
+  return data && data.valid === false && typeof data.error === 'string' ? data.error : undefined;
+}
