@@ -1,5 +1,6 @@
+import type { AgentOptions } from 'node:https';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { Agent, type Dispatcher, fetch } from 'undici';
 
 /** An answer of the apiserver other than 2xx, with its HTTP status and `Status.reason`. */
 export class KubeApiError extends Error {
@@ -48,8 +49,8 @@ export class KubeClient {
   readonly #kc: KubeConfig;
   readonly #server: string;
   readonly #timeoutMs: number;
-  /** client-node makes a new connection pool per request; the first one is kept and reused. */
-  #dispatcher: ReturnType<RequestContext['getDispatcher']>;
+  /** client-node makes a new connection pool per request: one is made once and reused. */
+  #dispatcher: Promise<Dispatcher | undefined> | undefined;
   /** A leadership term: once aborted, every call of this client (watches included) fails at once. */
   readonly #term: AbortSignal | undefined;
 
@@ -179,14 +180,30 @@ export class KubeClient {
     await this.#kc.applySecurityAuthentication(ctx);
     const headers: Record<string, string> = { ...ctx.getHeaders(), Accept: 'application/json' };
     if (options.body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
-    this.#dispatcher ??= ctx.getDispatcher();
+    this.#dispatcher ??= this.#makeDispatcher(ctx);
+    const dispatcher = await this.#dispatcher;
     return fetch(url, {
       method,
       headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      dispatcher: this.#dispatcher,
+      ...(dispatcher ? { dispatcher } : {}),
       signal: cancel,
     });
+  }
+
+  /**
+   * The kubeconfig's TLS settings on an HTTP/1.1 pool. undici 8 negotiates HTTP/2 by default, and its
+   * idle-session reaper (8.12) destroys the socket with an error nothing listens to: an uncaught
+   * exception that would end the operator. HTTP/1.1 is what client-node 1.x spoke to the apiserver.
+   * Proxies (proxy-url in the kubeconfig) keep client-node's own dispatcher.
+   */
+  async #makeDispatcher(ctx: RequestContext): Promise<Dispatcher | undefined> {
+    const agentOptions: AgentOptions = {};
+    await this.#kc.applyToHTTPSOptions(agentOptions);
+    const made = this.#kc.createDispatcherOptions(this.#kc.getCurrentCluster(), agentOptions);
+    if (made.type === 'agent') return new Agent({ connect: made.connect, allowH2: false });
+    if (made.type === 'none') return new Agent({ allowH2: false });
+    return ctx.getDispatcher() as Dispatcher | undefined;
   }
 }
 
