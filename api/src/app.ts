@@ -9,6 +9,7 @@ import { usageObserver } from './console/observe.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { DatabaseHealth, databaseErrors } from './database-health.ts';
 import type { Deps } from './deps.ts';
+import { internalEndpoints } from './internal-endpoints.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
 import { docsRoutes } from './routes/docs.ts';
@@ -46,6 +47,7 @@ export function createApp(deps: Deps): Koa {
 
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
+  app.use(internalEndpoints(deps.config.internal));
   app.use(databaseErrors(databaseHealth));
   app.use(authThrottling(deps.authThrottle));
   app.use(routeMetrics(deps));

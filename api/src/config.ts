@@ -2,6 +2,7 @@ import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
 import { type AuthThrottleLimits, loadAuthThrottleLimits } from './auth-throttle.ts';
+import { type InternalEndpointsConfig, loadInternalEndpoints } from './internal-endpoints.ts';
 import { issuerConfig } from './risk/attestation.ts';
 
 /** The environment, parsed once and typed. `.env.example` lists every key. */
@@ -67,6 +68,8 @@ export type Config = {
   bodyLimitBytes: number;
   /** Header, request and keep-alive timeouts and the connection cap of the listener (HTTP_*). */
   http: HttpLimits;
+  /** INTERNAL_PORT and METRICS_TOKEN: where /metrics and /internal/* are served (internal-endpoints.ts). */
+  internal: InternalEndpointsConfig;
   /** Failed-authentication throttling (AUTH_FAILURE*). */
   authThrottle: AuthThrottleLimits;
   /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
@@ -111,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: e.LOG_FORMAT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     http: loadHttpLimits(env),
+    internal: loadInternalEndpoints(env),
     authThrottle: loadAuthThrottleLimits(env),
     reputationFile: e.RISK_REPUTATION_FILE || undefined,
     standby: {

@@ -6,12 +6,15 @@ import { listenHttp } from '@gatehouse/core/http';
 import { createApp } from './app.ts';
 import { bootstrap, type Runtime } from './bootstrap.ts';
 import { type Config, loadConfig } from './config.ts';
+import { internalListener } from './internal-endpoints.ts';
 import { purgeExpired } from './retention.ts';
 import { writeServerFile } from './server-file.ts';
 
 export interface ApiServer {
   /** Where it listens, with the port actually bound (PORT=0 picks a free one). */
   url: string;
+  /** The internal listener (INTERNAL_PORT: /metrics, /internal/*), when configured. */
+  internalUrl: string | undefined;
   server: Server;
   runtime: Runtime;
   /** Stops accepting, lets requests in flight finish (at most `graceMs`), then releases the database. */
@@ -21,12 +24,24 @@ export interface ApiServer {
 /** Starts the main API: dependencies, listening, periodic clean-up. `start.ts` and the entry below use it. */
 export async function startApiServer(config: Config): Promise<ApiServer> {
   const runtime = await bootstrap(config);
+  const callback = createApp(runtime).callback();
   let server: Server;
+  let internal: Server | undefined;
   try {
-    server = await listenHttp(createApp(runtime).callback(), config.port, config.host, config.http);
+    server = await listenHttp(callback, config.port, config.host, config.http);
   } catch (error) {
     await runtime.close();
     throw error;
+  }
+  // /metrics and /internal/* get a listener no Ingress routes to (internal-endpoints.ts).
+  if (config.internal.port !== undefined) {
+    try {
+      internal = await listenHttp(internalListener(callback), config.internal.port, config.host, config.http);
+    } catch (error) {
+      server.close();
+      await runtime.close();
+      throw error;
+    }
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://${urlHost(config.host)}:${port}`;
@@ -34,7 +49,10 @@ export async function startApiServer(config: Config): Promise<ApiServer> {
   const removeServerFile = writeServerFile(config.dataDir, url, (err) =>
     runtime.logger.warn({ err }, 'could not write DATA_DIR/server.json: the gatehouse command needs --url'),
   );
-  runtime.logger.info({ url, database: runtime.database.kind }, 'gatehouse api listening');
+  const internalUrl = internal
+    ? `http://${urlHost(config.host)}:${(internal.address() as AddressInfo).port}`
+    : undefined;
+  runtime.logger.info({ url, internalUrl, database: runtime.database.kind }, 'gatehouse api listening');
 
   const purge = setInterval(() => {
     purgeExpired(runtime.db).catch((err) => {
@@ -47,12 +65,17 @@ export async function startApiServer(config: Config): Promise<ApiServer> {
   let closing: Promise<void> | undefined;
   return {
     url,
+    internalUrl,
     server,
     runtime,
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(purge);
         removeServerFile();
+        if (internal) {
+          internal.close();
+          internal.closeAllConnections();
+        }
         const closed = once(server, 'close').catch(() => {});
         server.close();
         server.closeIdleConnections();

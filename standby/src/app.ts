@@ -18,6 +18,7 @@ import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authenticate, findApp, requireSnapshot } from './apps.ts';
+import { isInternalRequest } from './internal-listener.ts';
 import type { MainHealth, Mode } from './main-health.ts';
 import { startOfflineChallenge, submitOfflineChallenge } from './offline-challenges.ts';
 import type { SnapshotKeeper } from './snapshot.ts';
@@ -31,6 +32,8 @@ export interface StandbyDeps {
   logger: Logger;
   /** Bearer token for the operator's mode override. */
   controlToken: () => string;
+  /** STANDBY_INTERNAL_PORT is set: /internal/* only through that listener (internal-listener.ts). */
+  separateInternal?: boolean;
 }
 
 const action = z
@@ -188,6 +191,11 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
 
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
+  app.use(async function internalOnly(ctx, next) {
+    if (deps.separateInternal && ctx.path.startsWith('/internal/') && !isInternalRequest(ctx.req))
+      throw new GatehouseError('not_found');
+    await next();
+  });
   app.use(async function notFound(ctx, next) {
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');

@@ -9,6 +9,7 @@ const schema = z.object({
   STANDBY_HOST: z.string().default('127.0.0.1'),
   STANDBY_BYPASS_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   STANDBY_FALLBACK_PORT: z.coerce.number().int().min(0).max(65535).default(8082),
+  STANDBY_INTERNAL_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   MAIN_API_URL: z.url().default('http://127.0.0.1:8080'),
   STANDBY_DATA_DIR: z.string().default('.gatehouse-data/standby'),
   STANDBY_STORE_URL: z.string().optional(),
@@ -31,6 +32,8 @@ export type StandbyConfig = {
   host: string;
   bypassPort: number;
   fallbackPort: number;
+  /** Where `/internal/v1/mode` is served alone (no Ingress routes it); unset: on the role ports too. */
+  internalPort: number | undefined;
   mainApiUrl: string;
   dataDir: string;
   storeUrl: string | undefined;
@@ -62,6 +65,7 @@ export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): Standby
     host: e.STANDBY_HOST,
     bypassPort: e.STANDBY_BYPASS_PORT,
     fallbackPort: e.STANDBY_FALLBACK_PORT,
+    internalPort: e.STANDBY_INTERNAL_PORT,
     mainApiUrl: e.MAIN_API_URL.replace(/\/+$/, ''),
     dataDir: e.STANDBY_DATA_DIR,
     storeUrl: e.STANDBY_STORE_URL || undefined,

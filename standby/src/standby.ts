@@ -14,13 +14,15 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createStandbyApp } from './app.ts';
 import type { StandbyConfig } from './config.ts';
+import { internalListener } from './internal-listener.ts';
 import { MainHealth } from './main-health.ts';
 import { MemoryOutageBoard, type OutageBoard, RedisOutageBoard } from './outage-board.ts';
 import { SnapshotKeeper } from './snapshot.ts';
 
 export interface RunningStandby {
   /** URLs by role, e.g. `{ bypass: 'http://127.0.0.1:8081' }`. */
-  urls: Partial<Record<'bypass' | 'fallback', string>>;
+  /** Per role, and `internal` (STANDBY_INTERNAL_PORT: the operator's mode endpoint) when configured. */
+  urls: Partial<Record<'bypass' | 'fallback' | 'internal', string>>;
   health: MainHealth;
   snapshots: SnapshotKeeper;
   close(): Promise<void>;
@@ -96,11 +98,23 @@ export async function startStandby(
       trust,
       logger: logger.child({ role }),
       controlToken: syncToken,
+      separateInternal: config.internalPort !== undefined,
     });
     const port = role === 'bypass' ? config.bypassPort : config.fallbackPort;
     const server = await listenHttp(app.callback(), port, config.host, config.http);
     urls[role] = `http://${urlHost(config.host)}:${(server.address() as AddressInfo).port}`;
     servers.push(server);
+    // One internal listener per process (the mode is the process's, whatever its roles).
+    if (config.internalPort !== undefined && !urls.internal) {
+      const internal = await listenHttp(
+        internalListener(app.callback()),
+        config.internalPort,
+        config.host,
+        config.http,
+      );
+      urls.internal = `http://${urlHost(config.host)}:${(internal.address() as AddressInfo).port}`;
+      servers.push(internal);
+    }
   }
   return {
     urls,
