@@ -49,6 +49,17 @@ ${body}
 `;
 }
 
+/**
+ * What a site should do with an unverified (co_) result: say so before the form is sent, and offer a
+ * new verification (Gatehouse.reverify); a real token hides the note again.
+ */
+const UNVERIFIED_SCRIPT = `
+function demoUnverified() { document.getElementById('unverified').hidden = false; }
+function demoVerified() { document.getElementById('unverified').hidden = true; }
+document.getElementById('reverify').addEventListener('click', function () {
+  window.Gatehouse && window.Gatehouse.reverify('#gatehouse').catch(function () {});
+});`;
+
 /** GET /login: the form, protected by the widget loaded from the API's origin. */
 export function loginPage(options: { apiUrl: string; appKey: string }): string {
   const script = `<script src="${html(options.apiUrl)}/widget/gatehouse.js" async defer></script>`;
@@ -61,10 +72,13 @@ The Gatehouse widget verifies you; this site's backend validates its token with 
 <form method="post" action="/login">
 <label>Username <input name="username" autocomplete="username" required></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<div class="widget" id="gatehouse" data-gatehouse-app-key="${html(options.appKey)}" data-gatehouse-action="${LOGIN_ACTION}" data-gatehouse-field-name="${TOKEN_FIELD}"></div>
+<div class="widget" id="gatehouse" data-gatehouse-app-key="${html(options.appKey)}" data-gatehouse-action="${LOGIN_ACTION}" data-gatehouse-field-name="${TOKEN_FIELD}" data-gatehouse-callback="demoVerified" data-gatehouse-unverified-callback="demoUnverified"></div>
+<p class="outcome skip" id="unverified" hidden>We couldn't check that you're human right now (the verification service is unreachable).
+This site refuses unverified sign-ins: <button type="button" id="reverify">Try the verification again</button></p>
 <button type="submit">Sign in</button>
 </form>
-</main>`,
+</main>
+<script>${UNVERIFIED_SCRIPT}</script>`,
     script,
   );
 }

@@ -79,4 +79,5 @@ export type LoaderKey =
   | 'retry'
   | 'expired'
   | 'close'
-  | 'network';
+  | 'network'
+  | 'unverified';

@@ -27,6 +27,7 @@ describe('language choice', () => {
         'expired',
         'close',
         'network',
+        'unverified',
       ] as const) {
         expect(t(key), `${lang} ${key}`).not.toBe(key);
         expect(t(key)).not.toContain('|');

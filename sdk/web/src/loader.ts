@@ -44,6 +44,18 @@ const Gatehouse = {
   scan,
   /** The handle of a widget rendered into `container`, e.g. by auto-render. */
   get: (container: HTMLElement) => handles.get(container),
+  /**
+   * Verifies again the widget rendered into `container` (an element or a selector), even if it holds a
+   * token: after an `unverified` (co_) result, or when the site's backend answered that the token could
+   * not be validated because the main API is down. Resolves with the new token.
+   */
+  reverify(container: HTMLElement | string): Promise<string> {
+    const target = typeof container === 'string' ? document.querySelector<HTMLElement>(container) : container;
+    const handle = target ? handles.get(target) : undefined;
+    if (!handle)
+      return Promise.reject(new TypeError(`Gatehouse.reverify: no widget in ${String(container)}.`));
+    return handle.reverify();
+  },
   languages: LANGUAGES,
   version: typeof __GATEHOUSE_VERSION__ === 'string' ? __GATEHOUSE_VERSION__ : 'dev',
   GatehouseError,

@@ -42,6 +42,11 @@ export interface RenderOptions {
   onError?: (error: GatehouseError) => void;
   /** The token expired (it is no longer in the form field); `refreshExpired` says what happens next. */
   onExpired?: (token: string) => void;
+  /**
+   * No Gatehouse server could be reached: the widget holds a client-only `co_` token (in the field too),
+   * which proves nothing. Called instead of onSuccess; the page decides (docs/widget-failover.md).
+   */
+  onUnverified?: (token: string) => void;
   /** An image challenge was not answered before it expired; a new one replaces it. */
   onTimeout?: () => void;
   /** An image challenge is about to be shown (the widget becomes interactive). */
@@ -66,6 +71,13 @@ export interface WidgetHandle {
   getToken(): string | undefined;
   /** Whether the last token expired (and no new one came since). */
   isExpired(): boolean;
+  /** `idle`, `running`, `done` (a real token), `unverified` (a client-only `co_`), `error` or `expired`. */
+  getState(): string;
+  /**
+   * Verifies again now, even holding a token: after a `co_`, or when the backend could not validate a
+   * token because the main API is down (the standby hosts answer after a short probe of the main API).
+   */
+  reverify(): Promise<string>;
 }
 
 const MODES: Mode[] = ['invisible', 'popup', 'embedded', 'button'];
@@ -149,7 +161,7 @@ function named(name: string) {
  * Options from an element's `data-gatehouse-*` attributes: app-key, action, mode, theme, size, lang, cdata,
  * retry, retry-interval, refresh-expired, tabindex, api-server, bypass-servers (comma-separated),
  * server-token, field-name, button (a selector), and names of global functions: callback (success),
- * error-callback, expired-callback, timeout-callback, before-interactive-callback,
+ * error-callback, expired-callback, unverified-callback, timeout-callback, before-interactive-callback,
  * after-interactive-callback, close-callback, ready-callback, server-token-callback.
  */
 export function fromDataset(el: HTMLElement): RenderOptions {
@@ -173,6 +185,7 @@ export function fromDataset(el: HTMLElement): RenderOptions {
     onSuccess: d.gatehouseCallback,
     onError: d.gatehouseErrorCallback,
     onExpired: d.gatehouseExpiredCallback,
+    onUnverified: d.gatehouseUnverifiedCallback,
     onTimeout: d.gatehouseTimeoutCallback,
     onBeforeInteractive: d.gatehouseBeforeInteractiveCallback,
     onAfterInteractive: d.gatehouseAfterInteractiveCallback,

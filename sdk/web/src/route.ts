@@ -137,6 +137,20 @@ export class Route {
     }
   }
 
+  /**
+   * The page's backend could not validate a token because the main API is down (reverify): the next
+   * initialization gives the main API only the short probe before the standby hosts.
+   */
+  suspectMain(): void {
+    this.state().mainFailedAt = Date.now();
+  }
+
+  /** Every host that may serve the widget's files: the main API first, then the standby hosts. */
+  widgetHosts(): string[] {
+    const { hosts } = standbyHosts(this.main, this.options.bypassServers);
+    return [this.main, ...bypassOrder(hosts, this.state().lastGood).filter((h) => h !== this.main)];
+  }
+
   /** POST /v1/challenge/submit to the host the challenge came from. */
   async submit<T>(base: string, body: unknown, signal: AbortSignal): Promise<T> {
     try {

@@ -34,7 +34,9 @@ export const BOX_CSS = `:host{display:block;max-width:320px}
 :host([data-size=compact]){max-width:160px}
 :host([data-size=compact]) .box{flex-direction:column;align-items:stretch}
 :host([data-size=flexible]){max-width:none;width:100%}
-[data-state=expired] .status{color:var(--er)}`;
+[data-state=expired] .status{color:var(--er)}
+[data-state=unverified] .icon{border-style:dashed;border-color:var(--er)}
+[data-state=unverified] .status{color:var(--fg)}`;
 
 /** Applies CSS to a shadow root: a constructed stylesheet where supported (no inline-style CSP issue). */
 export function adopt(root: ShadowRoot, css: string): void {

@@ -8,7 +8,14 @@ import { collectSignals } from './signals.ts';
 import { adopt, BOX_CSS, THEME_CSS } from './styles.ts';
 import { GatehouseError } from './transport.ts';
 
-type State = 'idle' | 'running' | 'done' | 'error' | 'expired';
+/** A client-only token (failover.ts): made in the browser, proves nothing. */
+const isClientOnly = (token: string) => token.startsWith('co_');
+
+/**
+ * `unverified`: no Gatehouse server could be reached, the widget holds a client-only `co_` token. It is
+ * never shown as success (issue 12): the integrator decides what a `co_` is worth (docs/widget-failover.md).
+ */
+export type State = 'idle' | 'running' | 'done' | 'unverified' | 'error' | 'expired';
 
 /** Failures of the network or the service (not of the page's configuration): worth retrying by themselves. */
 const TRANSIENT = ['network_error', 'timeout', 'bad_response', 'pow_failed', 'ui_failed', 'rate_limited'];
@@ -91,6 +98,7 @@ export class Widget implements WidgetHandle {
     root.appendChild(this.live);
 
     this.field.type = 'hidden';
+    this.field.dataset.gatehouseState = this.state;
     this.field.name = this.o.fieldName;
     // Controls cannot hold other elements: the widget then goes right after the container.
     const inside = !/^(BUTTON|INPUT|A|SELECT|TEXTAREA)$/.test(container.tagName);
@@ -116,7 +124,8 @@ export class Widget implements WidgetHandle {
     txt.append(label, this.status);
     this.check.append(el('span', 'icon'), txt);
     this.check.onclick = () => {
-      if (this.check?.getAttribute('aria-disabled') !== 'true') this.execute().catch(() => {});
+      if (this.check?.getAttribute('aria-disabled') !== 'true')
+        (this.state === 'unverified' ? this.reverify() : this.execute()).catch(() => {});
     };
     const brand = el('span', 'brand');
     brand.textContent = 'Gatehouse';
@@ -154,6 +163,8 @@ export class Widget implements WidgetHandle {
   private setState(state: State, key?: LoaderKey): void {
     this.state = state;
     this.statusKey = key;
+    // The page's scripts (and the form, by the field) can tell a real token from a client-only one.
+    this.field.dataset.gatehouseState = state;
     const text = key ? this.t(key) : '';
     if (!this.box || !this.check || !this.status) return;
     this.box.dataset.state = state;
@@ -161,7 +172,8 @@ export class Widget implements WidgetHandle {
     const locked = state === 'expired' && this.o.refreshExpired === 'never';
     this.check.setAttribute('aria-disabled', String(state === 'running' || state === 'done' || locked));
     this.status.textContent = text;
-    if (this.label) this.label.textContent = this.t(state === 'error' ? 'retry' : 'verify');
+    if (this.label)
+      this.label.textContent = this.t(state === 'error' || state === 'unverified' ? 'retry' : 'verify');
     if (state !== 'running') this.box.style.removeProperty('--p');
   }
 
@@ -171,6 +183,22 @@ export class Widget implements WidgetHandle {
 
   execute(): Promise<string> {
     if (this.token) return Promise.resolve(this.token);
+    return this.start();
+  }
+
+  /**
+   * Verifies again now, even holding a token (a client-only one, or a pass token the backend could not
+   * validate because the main API is down): the main API is probed briefly, then the standby hosts.
+   */
+  reverify(): Promise<string> {
+    if (this.running) return this.running;
+    this.clearToken();
+    this.expired = false;
+    this.route.suspectMain();
+    return this.start();
+  }
+
+  private start(): Promise<string> {
     if (!this.running) {
       const running = this.run().finally(() => {
         if (this.running === running) this.running = undefined;
@@ -232,10 +260,17 @@ export class Widget implements WidgetHandle {
     this.token = passed.token;
     this.expired = false;
     this.field.value = passed.token;
-    this.setState('done', 'success');
-    this.announce(this.t('success'));
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.expire(), Math.max(1, passed.expiresIn - 5) * 1000);
+    if (isClientOnly(passed.token)) {
+      // Nothing verified the visitor: never the success state, never onSuccess (issue 12).
+      this.setState('unverified', 'unverified');
+      this.announce(this.t('unverified'));
+      this.o.onUnverified?.(passed.token);
+      return;
+    }
+    this.setState('done', 'success');
+    this.announce(this.t('success'));
     this.o.onSuccess?.(passed.token);
   }
 
@@ -371,6 +406,10 @@ export class Widget implements WidgetHandle {
 
   getToken(): string | undefined {
     return this.token;
+  }
+
+  getState(): State {
+    return this.state;
   }
 
   isExpired(): boolean {

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
+import type { WidgetHandle } from '../src/options.ts';
 import { chromiumAvailable, launchChromium } from './browser.ts';
 import { events, outcome, render, type WidgetEvent } from './helpers.ts';
 import { formPage, type PageServer, startPageServer } from './page-server.ts';
@@ -74,7 +75,7 @@ describe.runIf(run)('web widget failover in Chromium', () => {
         STANDBY_BYPASS_PORT: String(bypassPort),
         STANDBY_FALLBACK_PORT: '0',
         STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
-        STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
       }),
       { store, logger: pino({ level: 'silent' }) },
     );
@@ -153,6 +154,53 @@ describe.runIf(run)('web widget failover in Chromium', () => {
     expect((await events(page)).filter((e) => e.type === 'success')).toEqual([]);
   });
 
+  it('main API and standby hosts unreachable: co_ shown as unverified (not Verified), onUnverified fired, field marked', async () => {
+    for (const [locale, expected] of [
+      ['en-GB', "Couldn't verify right now — you can still try to continue"],
+      ['fr-FR', 'Vérification impossible pour le moment — vous pouvez quand même essayer de continuer'],
+    ] as const) {
+      context = await browser.newContext({ locale });
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(String(e)));
+      await page.goto(site.page(`/co-${locale}.html`, formPage('<div id="captcha"></div>')));
+      await render(page, {
+        appKey: 'ak_any',
+        mode: 'embedded',
+        lang: locale.slice(0, 2),
+        apiServer: deadUrl,
+        bypassServers: `http://127.0.0.1:${await freePort()}`,
+      });
+      const e = await outcome(page);
+      expect(e.type, JSON.stringify(e)).toBe('unverified');
+      expect((e as { token: string }).token).toMatch(/^co_/);
+      expect((await events(page)).filter((x) => x.type === 'success')).toEqual([]);
+      const shown = async () =>
+        page.evaluate(() => {
+          const root = document.querySelector('#captcha > div')?.shadowRoot;
+          const field = document.querySelector<HTMLInputElement>('input[name="gatehouse-token"]');
+          return {
+            state: root?.querySelector<HTMLElement>('.box')?.dataset.state,
+            checked: root?.querySelector('.check')?.getAttribute('aria-checked'),
+            status: root?.querySelector('.status')?.textContent,
+            live: root?.querySelector('[role=status]')?.textContent,
+            field: field?.value.slice(0, 3),
+            fieldState: field?.dataset.gatehouseState,
+          };
+        });
+      await expect.poll(async () => (await shown()).status, { timeout: 10_000 }).toBe(expected);
+      expect(await shown()).toEqual({
+        state: 'unverified',
+        checked: 'false',
+        status: expected,
+        live: expected,
+        field: 'co_',
+        fieldState: 'unverified',
+      });
+      await context.close();
+      context = undefined;
+    }
+  }, 60_000);
+
   it('main API → standby (offline_) → client-only (co_) → main API again (pt_)', async () => {
     const { page, inits, logged } = await widgetPage(app.appKey);
 
@@ -178,12 +226,19 @@ describe.runIf(run)('web widget failover in Chromium', () => {
     });
     expect((await verdict.json()).data).toMatchObject({ valid: true, offline: true, action: 'login' });
 
-    // 3. The standby gone too: the widget completes with a client-only token and says so on the console.
+    // 3. The standby gone too: the widget completes with a client-only token, never as a success
+    //    (onUnverified, not onSuccess; state `unverified`), and says so on the console.
     await standby.close();
     standbyClosed = true;
     inits.length = 0;
-    const co = tokenOf(await again(page));
+    const unverified = await again(page);
+    expect(unverified.type, JSON.stringify(unverified)).toBe('unverified');
+    const co = (unverified as { token: string }).token;
     expect(co).toMatch(/^co_[A-Za-z0-9_-]{20,}$/);
+    expect((await events(page)).filter((e) => e.type === 'success')).toEqual([]);
+    expect(await page.evaluate(() => (window as unknown as { handle: WidgetHandle }).handle.getState())).toBe(
+      'unverified',
+    );
     expect(inits).toEqual([api.url, bypassUrl, deadUrl]);
     expect(logged.some((line) => line.includes('co_'))).toBe(true);
 
@@ -195,7 +250,8 @@ describe.runIf(run)('web widget failover in Chromium', () => {
     expect(inits).toEqual([api.url]);
     expect((await api.post('/v1/validate', { pass_token: back }, auth())).body.data.valid).toBe(true);
     const coVerdict = await api.post('/v1/validate', { pass_token: co }, auth());
-    expect(coVerdict.status).toBe(404);
-    expect(coVerdict.body.error).toBe('token_not_found');
+    // A verdict, not an error (issue 13): HTTP 200, valid false, the code in data.error.
+    expect(coVerdict.status).toBe(200);
+    expect(coVerdict.body.data).toMatchObject({ valid: false, error: 'token_not_found' });
   }, 120_000);
 });

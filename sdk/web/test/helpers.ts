@@ -5,6 +5,8 @@ import { humanDrag } from '../../../core/src/challenges/test-trajectories.ts';
 /** What the test pages record from the widget's callbacks. */
 export type WidgetEvent =
   | { type: 'success'; token: string }
+  /** A client-only co_ token: nothing could verify the visitor (onUnverified). */
+  | { type: 'unverified'; token: string }
   | { type: 'error'; code: string; message: string }
   | { type: 'close' }
   | { type: 'ready' };
@@ -17,6 +19,7 @@ export interface PageRenderOptions {
   /** Button mode: a CSS selector. */
   button?: string;
   apiServer?: string;
+  bypassServers?: string;
   theme?: 'light' | 'dark' | 'auto';
   lang?: string;
   /** Gives the widget a getServerToken that asks the page's backend for one. */
@@ -35,6 +38,7 @@ export async function render(page: Page, options: PageRenderOptions): Promise<vo
       action: 'login',
       ...rest,
       onSuccess: (token: string) => w.events.push({ type: 'success', token }),
+      onUnverified: (token: string) => w.events.push({ type: 'unverified', token }),
       onError: (e: { code: string; message: string }) =>
         w.events.push({ type: 'error', code: e.code, message: e.message }),
       onClose: () => w.events.push({ type: 'close' }),
@@ -57,17 +61,19 @@ export function events(page: Page): Promise<WidgetEvent[]> {
   return page.evaluate(() => (window as unknown as { events: WidgetEvent[] }).events);
 }
 
-/** Waits for the first success or error callback and returns it. */
+/** Waits for the first success, unverified or error callback and returns it. */
 export async function outcome(page: Page, timeout = 60_000): Promise<WidgetEvent> {
   await page.waitForFunction(
     () =>
       (window as unknown as { events?: WidgetEvent[] }).events?.some(
-        (e) => e.type === 'success' || e.type === 'error',
+        (e) => e.type === 'success' || e.type === 'unverified' || e.type === 'error',
       ),
     null,
     { timeout, polling: 100 },
   );
-  return (await events(page)).find((e) => e.type === 'success' || e.type === 'error') as WidgetEvent;
+  return (await events(page)).find(
+    (e) => e.type === 'success' || e.type === 'unverified' || e.type === 'error',
+  ) as WidgetEvent;
 }
 
 /** Class list of the focused element, looking through open shadow roots. */
