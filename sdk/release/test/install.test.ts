@@ -21,7 +21,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { chromiumAvailable, launchChromium } from '../../web/test/browser.ts';
-import { type Artifacts, GO_MODULE, packRelease } from '../pack.ts';
+import { type Artifacts, GO_MODULE, packRelease, REPO } from '../pack.ts';
 
 const exec = promisify(execFile);
 
@@ -383,7 +383,15 @@ func main() {
         COMPOSER_ALLOW_SUPERUSER: '1',
         COMPOSER_NO_INTERACTION: '1',
       };
+      // Composer's own validation: strict for the repository root's composer.json (Packagist and VCS
+      // repositories); the zip's carries the version an artifact repository needs, which strict mode warns of.
+      await exec('composer', ['validate', '--strict', '--no-check-lock', join(REPO, 'composer.json')], {
+        env,
+      });
       await exec('composer', ['install', '--no-progress'], { cwd: dir, env });
+      await exec('composer', ['validate', join(dir, 'vendor/gatehouse/gatehouse-php/composer.json')], {
+        env,
+      });
       writeFileSync(
         join(dir, 'validate.php'),
         `<?php
