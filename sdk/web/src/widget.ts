@@ -297,7 +297,9 @@ export class Widget implements WidgetHandle {
     const transient = TRANSIENT.includes(e.code) || e.status >= 500;
     if (retry === 'auto' && transient && (mode === 'embedded' || mode === 'invisible')) {
       clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => this.execute().catch(() => {}), retryInterval);
+      // Never sooner than the API's Retry-After (rate_limited).
+      const wait = Math.max(retryInterval, (e.retryAfter ?? 0) * 1000);
+      this.retryTimer = setTimeout(() => this.execute().catch(() => {}), wait);
     }
   }
 
