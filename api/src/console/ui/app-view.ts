@@ -193,7 +193,7 @@ export function AppView(props: { appKey: string; back: () => void }) {
       </section>`
     }
 
-    <${UsageCharts} appKey=${app.app_key} />
+    <${UsageCharts} appKey=${app.app_key} monthlyQuota=${app.monthly_quota} />
     <${AppDecisions} appKey=${app.app_key} />
   </section>`;
 }

@@ -28,12 +28,13 @@ function verdicts(hours: Json[]): [string, string][] {
   return [...names].sort().map((m) => [m, m.slice('validate.'.length)]);
 }
 
-export function UsageCharts(props: { appKey: string }) {
+/** `monthlyQuota` is the app's as last loaded: a change of settings reloads the numbers. */
+export function UsageCharts(props: { appKey: string; monthlyQuota: number }) {
   const [hours, setHours] = useState<number>(24);
   const [usage, setUsage] = useState<Json | null>(null);
   useEffect(() => {
     api('GET', `/admin/v1/apps/${props.appKey}/usage?hours=${hours}`).then(setUsage);
-  }, [props.appKey, hours]);
+  }, [props.appKey, props.monthlyQuota, hours]);
   if (!usage) return html`<p>Loading usage…</p>`;
   const times = usage.hours.map((h: Json) => Date.parse(h.hour) / 1000);
   const charts: [string, Series[]][] = [
@@ -74,11 +75,12 @@ export function UsageCharts(props: { appKey: string }) {
         ${RANGES.map(([h, label]) => html`<option value=${h}>${label}</option>`)}
       </select>
     </div>
-    <p>Quota ${quota.period}: <strong>${quota.used.toLocaleString('en-US')}</strong> of
-      ${quota.monthly_quota.toLocaleString('en-US')} challenges
+    <p>
+      ${`Quota ${quota.period}: `}<strong>${quota.used.toLocaleString('en-US')}</strong>
+      ${` of ${quota.monthly_quota.toLocaleString('en-US')} challenges `}
       <meter min="0" max=${quota.monthly_quota || 1} value=${quota.used} aria-label="Quota used"></meter>
-      · solve rate ${solved + failed ? `${Math.round((100 * solved) / (solved + failed))} %` : 'n/a'}
-      (${solved} solved, ${failed} failed)</p>
+      ${` · solve rate ${solved + failed ? `${Math.round((100 * solved) / (solved + failed))} %` : 'n/a'} (${solved} solved, ${failed} failed)`}
+    </p>
     <div class="charts">
       ${charts.map(([title, series]) =>
         series.length

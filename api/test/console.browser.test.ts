@@ -1,0 +1,230 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { solveChallenge } from '@gatehouse/node/headless';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from '../../sdk/web/test/browser.ts';
+import { startTestApi, type TestApi } from './harness.ts';
+
+/*
+ * The console and the API reference in real Chromium: sign in with the admin token, manage an app from
+ * creation to rotation, preview the risk policy, read usage, decisions and the standby's state; an app
+ * declared by a custom resource is read-only. Every view is checked with axe-core, and the page's CSP
+ * must never be violated. CONSOLE_SCREENSHOTS=1 writes the screenshots docs/console.md shows.
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? join(ROOT, 'docs/images') : undefined;
+const run = chromiumAvailable();
+
+describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
+  let api: TestApi;
+  let browser: Browser;
+  let page: Page;
+  const violations: string[] = [];
+  const admin = () => ({ authorization: `Bearer ${api.runtime.adminToken}` });
+
+  beforeAll(async () => {
+    api = await startTestApi({ STANDBY_BYPASS_URLS: 'http://127.0.0.1:9' });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+    });
+    page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await api?.close();
+  });
+
+  /** axe-core on the current page: no violation of any WCAG 2.x A/AA rule. */
+  async function expectAccessible(label: string) {
+    await page.evaluate(AXE);
+    const result = (await page.evaluate(() =>
+      // biome-ignore lint/suspicious/noExplicitAny: axe is the global the script above defined.
+      (window as any).axe.run(document, {
+        runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'],
+      }),
+    )) as { violations: { id: string; help: string; nodes: { target: string[] }[] }[] };
+    const found = result.violations.map(
+      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
+    );
+    expect(found, label).toEqual([]);
+  }
+
+  async function shot(name: string) {
+    if (!SHOTS) return;
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+  }
+
+  it('refuses a wrong token, signs in with the admin token and lists the apps', async () => {
+    await api.createApp({ name: 'shop' });
+    await api.post(
+      '/admin/v1/apps',
+      {
+        name: 'checkout (from Kubernetes)',
+        managed_by: { kind: 'App', namespace: 'payments', name: 'checkout' },
+      },
+      admin(),
+    );
+    await page.goto(`${api.url}/console`);
+    await page.getByLabel('Admin token').waitFor();
+    await expectAccessible('sign-in');
+    await shot('sign-in');
+    await page.getByLabel('Admin token').fill('at_not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'not the admin token' }).waitFor();
+    await page.getByLabel('Admin token').fill(api.runtime.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    await page.getByRole('link', { name: 'shop' }).waitFor();
+    await expect(page.getByRole('row', { name: /checkout/ }).textContent()).resolves.toContain(
+      'App payments/checkout',
+    );
+    // The token stays in this tab only.
+    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['gatehouse.console.adminToken']);
+    expect(await page.context().cookies()).toEqual([]);
+  });
+
+  it('creates an app and shows its secret once, and the secret authenticates', async () => {
+    await page.getByLabel('New app name').fill('blog');
+    await page.getByRole('button', { name: 'Create app' }).click();
+    const secret = (await page.locator('.secret-value').textContent())!;
+    expect(secret).toMatch(/^sk_/);
+    const key = (await page.locator('.secret code').nth(1).textContent())!;
+    const verdict = await api.post(
+      '/v1/validate',
+      { pass_token: 'pt_x' },
+      { 'X-App-Key': key, 'X-App-Secret': secret },
+    );
+    expect(verdict.body.error).not.toMatch(/^invalid_app/);
+    await expectAccessible('apps with a new secret');
+    await shot('apps');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await page.locator('.secret-value').count()).toBe(0);
+  });
+
+  it('changes every setting of an app, previews its risk policy and rotates its secret', async () => {
+    const app = await api.createApp({ name: 'store' });
+    const auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
+    // Traffic for the charts and the decisions: solved challenges, validations, a replay.
+    await api.runtime.apps.update(app.appKey, { test_mode: true });
+    for (let i = 0; i < 3; i++) {
+      const solved = await solveChallenge({
+        baseUrl: api.url,
+        appKey: app.appKey,
+        action: 'login',
+        clientOnlyFallback: false,
+      });
+      await api.post('/v1/validate', { pass_token: solved.passToken }, auth);
+      if (i === 0) await api.post('/v1/validate', { pass_token: solved.passToken }, auth);
+    }
+    await api.runtime.apps.update(app.appKey, { test_mode: false });
+    await page.goto(`${api.url}/console#/apps/${app.appKey}`);
+    await page.getByRole('heading', { name: 'store' }).waitFor();
+
+    await page.getByLabel('Plan').selectOption('pro');
+    await page.getByLabel(/Server token required/).check();
+    await page.getByLabel('Pass token lifetime (seconds)').fill('120');
+    await page.getByLabel('Client IP mismatch').selectOption('reject');
+    await page.getByLabel('Allowed domains').fill('store.test, www.store.test');
+    await page.getByLabel('Monthly quota override').fill('5000');
+    await page.getByLabel('Image challenge below score').fill('101');
+    await page.getByLabel('Invisible below score').fill('0');
+    await page.getByLabel('click').uncheck();
+    await page.getByLabel('select').uncheck();
+
+    // The preview judges the policy as the form holds it, before it is saved.
+    await page.getByLabel('Automation reported (webdriver)').check();
+    await page.getByRole('button', { name: 'Preview' }).click();
+    const result = page.locator('.result');
+    await result.waitFor();
+    expect(await result.textContent()).toMatch(/→ image \(one of: slide\)/);
+    expect(await result.textContent()).toMatch(/webdriver/);
+
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
+    const saved = (await (
+      await fetch(`${api.url}/admin/v1/apps/${app.appKey}`, { headers: admin() })
+    ).json()) as {
+      data: Record<string, unknown>;
+    };
+    expect(saved.data).toMatchObject({
+      plan: 'pro',
+      server_token_required: true,
+      pass_token_ttl: 120,
+      client_ip_policy: 'reject',
+      allowed_domains: ['store.test', 'www.store.test'],
+      monthly_quota: 5000,
+      risk_policy: { invisible_below: 0, image_below: 101, high: 'hard', image_kinds: ['slide'] },
+    });
+
+    // Usage from the rollups, and the decisions with their reasons.
+    await page.getByRole('figure', { name: 'Challenges by tier' }).waitFor();
+    expect(await page.getByRole('figure', { name: 'Validations by verdict' }).textContent()).toMatch(
+      /token_already_used\s*1/,
+    );
+    await page
+      .locator('p', {
+        hasText: /Quota \d{4}-\d{2}: 3 of 5,000 challenges .* solve rate 100 % \(3 solved, 0 failed\)/,
+      })
+      .waitFor();
+    await page.getByRole('heading', { name: 'Recent risk decisions' }).waitFor();
+    await expectAccessible('app');
+    await shot('app');
+
+    await page.getByLabel('Old secret keeps working for (seconds)').fill('600');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = (await page.locator('.secret-value').textContent())!;
+    expect(rotated).toMatch(/^sk_/);
+    expect(rotated).not.toBe(app.appSecret);
+    await page.getByText(/The previous secret works until/).waitFor();
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('button', { name: 'Disable app' }).click();
+    await page.getByRole('button', { name: 'Enable app' }).waitFor();
+    expect((await api.runtime.apps.require(app.appKey)).disabledAt).not.toBeNull();
+  });
+
+  it('shows an app declared by a custom resource read-only, with its CR name', async () => {
+    const apps = (await (await fetch(`${api.url}/admin/v1/apps`, { headers: admin() })).json()) as {
+      data: { apps: { app_key: string; managed_by: unknown }[] };
+    };
+    const managed = apps.data.apps.find((a) => a.managed_by !== null)!;
+    await page.goto(`${api.url}/console#/apps/${managed.app_key}`);
+    await page.getByRole('note').filter({ hasText: 'App payments/checkout' }).waitFor();
+    expect(await page.getByLabel('Plan').isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Rotate secret' }).count()).toBe(0);
+    await expectAccessible('managed app');
+    await shot('managed-app');
+  });
+
+  it('lists recent risk decisions and the standby hosts (unknown when unreachable)', async () => {
+    await page.getByRole('link', { name: 'Risk decisions' }).click();
+    await page.getByRole('heading', { name: 'Recent risk decisions' }).waitFor();
+    await page.locator('tbody tr').first().waitFor();
+    await expectAccessible('decisions');
+    await shot('decisions');
+    await page.getByRole('link', { name: 'Standby' }).click();
+    const row = page.getByRole('row', { name: /127\.0\.0\.1:9/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('unknown (unreachable)');
+    await expectAccessible('standby');
+    await shot('standby');
+  });
+
+  it('renders the API reference at /docs from the served OpenAPI document', async () => {
+    await page.goto(`${api.url}/docs`);
+    await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
+    expect(await page.locator('.opblock-summary-path').allTextContents()).toEqual(
+      expect.arrayContaining(['/v1/validate', '/admin/v1/apps']),
+    );
+    await shot('docs');
+  });
+
+  it("never violated the pages' Content-Security-Policy", () => {
+    expect(violations).toEqual([]);
+  });
+});
