@@ -38,7 +38,9 @@ export async function buildWebPackage(options: { outDir?: string } = {}): Promis
     chunkNames: 'chunks/[name]-[hash]',
     format: 'esm',
     platform: 'neutral',
-    target: ['es2020', 'chrome90', 'firefox90', 'safari15'],
+    // The browsers are the floor (they all run ES2021: class fields, ??=); an extra es2020 target would
+    // lower class fields into helper calls, 100 bytes of the loader's budget.
+    target: ['chrome90', 'firefox90', 'safari15'],
     external: [...PEERS],
     legalComments: 'none',
     logLevel: 'warning',

@@ -62,7 +62,9 @@ async function bundle(
     bundle: true,
     format: 'iife',
     platform: 'browser',
-    target: ['es2020', 'chrome90', 'firefox90', 'safari15'],
+    // The browsers are the floor (they all run ES2021: class fields, ??=); an extra es2020 target would
+    // lower class fields into helper calls, 100 bytes of the loader's budget.
+    target: ['chrome90', 'firefox90', 'safari15'],
     minify,
     legalComments: 'none',
     charset: 'utf8',

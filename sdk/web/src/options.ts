@@ -80,8 +80,9 @@ export interface WidgetHandle {
   reverify(): Promise<string>;
 }
 
-const MODES: Mode[] = ['invisible', 'popup', 'embedded', 'button'];
-const THEMES: Theme[] = ['light', 'dark', 'auto'];
+/** The first of each list is the default. */
+const MODES: Mode[] = ['embedded', 'invisible', 'popup', 'button'];
+const THEMES: Theme[] = ['auto', 'light', 'dark'];
 const SIZES: Size[] = ['normal', 'compact', 'flexible'];
 const RETRIES: Retry[] = ['auto', 'never'];
 const REFRESHES: RefreshExpired[] = ['auto', 'manual', 'never'];
@@ -111,12 +112,8 @@ export function normalise(
   if (typeof options.action !== 'string' || !/^[A-Za-z0-9_.:-]{1,64}$/.test(options.action)) {
     throw new TypeError('Gatehouse.render: options.action must match [A-Za-z0-9_.:-]{1,64}, e.g. "login".');
   }
-  const mode = options.mode ?? 'embedded';
-  if (!MODES.includes(mode))
-    throw new TypeError(`Gatehouse.render: options.mode must be one of ${MODES.join(', ')}.`);
-  const theme = options.theme ?? 'auto';
-  if (!THEMES.includes(theme))
-    throw new TypeError(`Gatehouse.render: options.theme must be one of ${THEMES.join(', ')}.`);
+  const mode = oneOf('mode', options.mode, MODES);
+  const theme = oneOf('theme', options.theme, THEMES);
   const size = oneOf('size', options.size, SIZES);
   const retry = oneOf('retry', options.retry, RETRIES);
   const refreshExpired = oneOf('refreshExpired', options.refreshExpired, REFRESHES);
