@@ -1,6 +1,7 @@
 import { ERROR_STATUS, type ErrorCode, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
 import { appSettingsPatch, createAppBody } from './apps/settings.ts';
 import { initBody } from './challenges/init.ts';
+import { consolePaths } from './console/openapi-paths.ts';
 import { submitBody } from './challenges/submit.ts';
 import { pathParameter, requestSchema } from './openapi-request.ts';
 import { appKeyParam, rotateBody } from './routes/admin.ts';
@@ -594,6 +595,7 @@ export const openapiDocument = {
         },
       },
     },
+    ...consolePaths({ json, ok, errors, bodyErrors, adminAuth, appKeyPath }),
     '/admin/v1/standby-keys': {
       get: {
         summary:

@@ -4,6 +4,7 @@ import { solveChallenge } from '@gatehouse/node/headless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageRollup } from '../src/console/usage.ts';
 import { databaseAvailable, type Json, startTestApi, type TestApi } from './harness.ts';
+import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
  * What the console reads, over real HTTP: usage per hour from the rollups (filled by real challenges,
@@ -36,9 +37,12 @@ describe.runIf(run)('console admin endpoints', () => {
     standby?.close();
   });
 
+  // Every answer is checked against the served OpenAPI document as it goes.
   const get = async (path: string, headers = admin) => {
     const res = await fetch(api.url + path, { headers });
-    return { status: res.status, body: (await res.json()) as Json };
+    const answer = { status: res.status, body: (await res.json()) as Json, headers: res.headers };
+    expectMatchesOpenApi(path.split('?')[0]!, 'get', answer);
+    return answer;
   };
 
   it('counts challenges by tier, answers and validations by verdict and token kind, per app and hour', async () => {
@@ -100,7 +104,11 @@ describe.runIf(run)('console admin endpoints', () => {
 
   it('previews what a visitor would get under the stored or a proposed policy, without counting them', async () => {
     const app = await api.createApp({ name: 'previewed' });
-    const preview = (body: object) => api.post('/admin/v1/risk/preview', body, admin);
+    const preview = async (body: object) => {
+      const answer = await api.post('/admin/v1/risk/preview', body, admin);
+      expectMatchesOpenApi('/admin/v1/risk/preview', 'post', answer);
+      return answer;
+    };
     const browser = {
       app_key: app.appKey,
       user_agent:
