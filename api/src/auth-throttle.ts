@@ -163,12 +163,16 @@ export function authThrottling(throttle: AuthThrottle): Middleware {
   return async function authThrottling(ctx, next) {
     const source = ctx.ip;
     const admin = ctx.path.startsWith('/admin/');
+    // The siteverify endpoints take the secret in the body and answer vendor-style (HTTP 200).
+    const siteverify = ctx.method === 'POST' && ctx.path.endsWith('/siteverify');
     const appKey = ctx.get('X-App-Key').slice(0, 128);
     const guarded: { kind: 'admin' | 'app'; key: string } | undefined = admin
       ? { kind: 'admin', key: 'admin' }
-      : appKey
-        ? { kind: 'app', key: appKey }
-        : undefined;
+      : siteverify
+        ? { kind: 'app', key: 'siteverify' }
+        : appKey
+          ? { kind: 'app', key: appKey }
+          : undefined;
     if (guarded) await throttle.check(guarded.kind, source, guarded.key);
     let code: string | undefined;
     try {
@@ -184,12 +188,21 @@ export function authThrottling(throttle: AuthThrottle): Middleware {
       throw error;
     }
     if (code && TOKEN_FAILURES.has(code)) await tokenFailure(throttle, source, appKey);
+    if (siteverify && guarded && vendorErrors(ctx.body).includes('invalid-input-secret')) {
+      await throttle.fail(guarded.kind, source, guarded.key);
+    }
   };
 }
 
 async function tokenFailure(throttle: AuthThrottle, source: string, appKey: string): Promise<void> {
   await throttle.fail('token', source, appKey);
   await throttle.check('token', source, appKey);
+}
+
+/** The vendor error codes of a siteverify answer (`error-codes`), if any. */
+function vendorErrors(body: unknown): string[] {
+  const codes = (body as { 'error-codes'?: unknown } | null)?.['error-codes'];
+  return Array.isArray(codes) ? codes.filter((c): c is string => typeof c === 'string') : [];
 }
 
 /** The error code of a negative verdict answered with 200 (`data.error`), if any. */

@@ -22,6 +22,7 @@ const runShared = run && (await redisAvailable('the shared authentication-thrott
 
 const ATTACKER = '203.0.113.66';
 const OTHER_ATTACKER = '203.0.113.67';
+const VENDOR_ATTACKER = '203.0.113.68';
 const HOLDER = '198.51.100.20';
 const from = (ip: string) => ({ 'X-Forwarded-For': ip });
 /** The defaults (docs/security.md), stated so the test does not depend on the harness's. */
@@ -123,6 +124,24 @@ describe.runIf(run)(`throttling failed authentication (${TEST_DATABASE})`, () =>
     expect(sprayed.slice(0, 30).every((s) => s === 401)).toBe(true);
     expect(sprayed.slice(30).every((s) => s === 429)).toBe(true);
     expect((await issue(appSecret, HOLDER)).status).toBe(200);
+  });
+
+  it('wrong secrets at a siteverify endpoint from one address: 429s; the right secret from another address verifies', async () => {
+    const { appKey, appSecret } = await api.createApp({ name: 'vendor', test_mode: true });
+    const siteverify = (secret: string, response: string, ip: string) =>
+      api.post('/turnstile/v0/siteverify', { secret, response }, from(ip));
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const res = await siteverify(`sk_wrong_${i}`, 'pt_whatever', VENDOR_ATTACKER);
+      statuses.push(res.status);
+      if (res.status === 200) expect(res.body['error-codes']).toContain('invalid-input-secret');
+      else expectThrottled(res);
+    }
+    expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    expect(statuses.slice(10).every((s) => s === 429)).toBe(true);
+    const verified = await siteverify(appSecret, await passToken(api, appKey), HOLDER);
+    expect(verified.status).toBe(200);
+    expect(verified.body.success).toBe(true);
   });
 
   it('600 forged tokens at validate from one address: 429s, while genuine tokens are judged from any address', async () => {
