@@ -1,8 +1,17 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomId } from '@gatehouse/core/crypto';
+import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
+import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
+import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadStandbyConfig } from '../../standby/src/config.ts';
+import { type RunningStandby, startStandby } from '../../standby/src/standby.ts';
 import { mintDegradedToken } from '../src/tokens/degraded-tokens.ts';
 import { mintPassToken } from '../src/tokens/pass-tokens.ts';
-import { databaseAvailable, type Json, startTestApi, type TestApi } from './harness.ts';
+import { databaseAvailable, type Json, postJson, startTestApi, type TestApi } from './harness.ts';
 
 const run = await databaseAvailable();
 
@@ -209,3 +218,72 @@ describe.runIf(run)("the origin service's server SDKs against Gatehouse", () => 
     expect((await wrong.validate(await mint())).error).toBe('invalid_app_secret');
   });
 });
+
+describe.runIf(run)(
+  "the origin service's server SDKs and the standby: offline_ tokens to their backup URL",
+  () => {
+    const store = new MemoryConsumptionStore();
+    const trust = new MemoryOfflineTrust();
+    let api: TestApi;
+    let standby: RunningStandby;
+    let app: { appKey: string; appSecret: string; appId: string };
+    let sdk: OriginLikeClient;
+
+    beforeAll(async () => {
+      api = await startTestApi({}, undefined, { offlineStore: store, offlineTrust: trust });
+      app = await api.createApp({ name: 'origin-offline', test_mode: true });
+      const config = loadStandbyConfig({
+        STANDBY_PROBE_INTERVAL_MS: '50',
+        STANDBY_PROBE_TIMEOUT_MS: '200',
+        MAIN_API_URL: api.url,
+        STANDBY_BYPASS_PORT: '0',
+        STANDBY_FALLBACK_PORT: '0',
+        STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'origin-standby-')),
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
+      });
+      standby = await startStandby(config, { store, trust, logger: pino({ level: 'silent' }) });
+      // The integrator's configuration: the main API, and a fallback host as their backup URL.
+      sdk = new OriginLikeClient(app.appKey, app.appSecret, {
+        baseUrl: `${api.url}/v1/validate`,
+        backupUrl: `${standby.urls.fallback}/api/validate`,
+        issueUrl: `${api.url}/v1/server/challenge/issue`,
+      });
+    });
+    afterAll(async () => {
+      await standby?.close();
+      await api?.close();
+    });
+
+    /** What the web widget does on the standby's end-user side during an outage. */
+    async function offlineToken() {
+      const init = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
+        app_key: app.appKey,
+        action: 'login',
+      });
+      expect(init.status).toBe(200);
+      const pow = await solvePuzzle(init.body.data.pow as Puzzle);
+      const submit = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, {
+        app_key: app.appKey,
+        challenge_id: init.body.data.challenge_id,
+        challenge: init.body.data.challenge,
+        pow,
+      });
+      expect(submit.status).toBe(200);
+      return submit.body.data.pass_token as string;
+    }
+
+    it('validate an offline_ token once at the backup URL, during the outage and after recovery', async () => {
+      standby.health.setMode('serve');
+      const during = await offlineToken();
+      const late = await offlineToken();
+      expect(during).toMatch(/^offline_/);
+      const first = await sdk.validate(during);
+      expect(first).toMatchObject({ valid: true, offline: true, action: 'login', httpStatus: 200 });
+      expect(await sdk.validate(during)).toMatchObject({ valid: false, error: 'token_already_used' });
+      // The main API is back: the backup URL still validates a token minted during the outage, once.
+      standby.health.setMode('auto');
+      expect(await sdk.validate(late)).toMatchObject({ valid: true, offline: true });
+      expect(await sdk.validate(late)).toMatchObject({ valid: false, error: 'token_already_used' });
+    });
+  },
+);
