@@ -79,6 +79,8 @@ const ROLES: Role[] = [
       return {
         lines: [
           ['API', `${api.url}   (database: ${api.runtime.database.kind})`],
+          ['Console', `${api.url}/console   (sign in with the admin token)`],
+          ['API reference', `${api.url}/docs`],
           ['Widget', `${api.url}/widget/gatehouse.js`],
           ['OpenAPI', `${api.url}/openapi.json`],
           ['Metrics', `${api.url}/metrics`],

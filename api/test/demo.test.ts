@@ -46,12 +46,22 @@ describe.runIf(run)('npm start (api/src/start.ts): API and demo site', () => {
   });
 
   it('prints every URL, and each one answers', async () => {
-    for (const label of ['API', 'Widget', 'OpenAPI', 'Metrics', 'Admin token', 'Demo login', 'Demo app']) {
+    for (const label of [
+      'API',
+      'Console',
+      'API reference',
+      'Widget',
+      'OpenAPI',
+      'Metrics',
+      'Admin token',
+      'Demo login',
+      'Demo app',
+    ]) {
       expect(started.banner.has(label), `banner line ${label} in:\n${started.output()}`).toBe(true);
     }
     expect(api).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${api}/healthz`)).status).toBe(200);
-    for (const label of ['Widget', 'OpenAPI', 'Metrics', 'Demo login']) {
+    for (const label of ['Console', 'API reference', 'Widget', 'OpenAPI', 'Metrics', 'Demo login']) {
       const res = await fetch(firstUrl(started.banner.get(label)));
       expect(res.status, label).toBe(200);
     }
