@@ -177,6 +177,11 @@ describe.runIf(run)('OpenAPI document and server agree on what is a valid reques
       ['ttl below 30', { name: 'drift', pass_token_ttl: 29 }],
       ['empty domain', { name: 'drift', allowed_domains: [''] }],
       ['unknown plan', { name: 'drift', plan: 'gold' }],
+      ['risk policy', { name: 'drift', risk_policy: { high: 'reject', image_kinds: ['slide'] } }],
+      ['risk policy with a misspelt tier', { name: 'drift', risk_policy: { high: 'rejct' } }],
+      ['risk policy without image kinds', { name: 'drift', risk_policy: { image_kinds: [] } }],
+      ['risk policy with a bad velocity', { name: 'drift', risk_policy: { velocity: { ip: [1] } } }],
+      ['risk policy with an unknown list', { name: 'drift', risk_policy: { reputation: { block: [] } } }],
     ];
     await expectAgreement('/admin/v1/apps', 'POST', cases);
     const key = (await api.createApp({ name: 'patched' })).appKey;

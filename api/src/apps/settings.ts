@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { riskPolicy } from '../risk/policy.ts';
 import { PLAN_NAMES, type PlanName } from './plans.ts';
 
 /**
@@ -32,6 +33,26 @@ const subscriptionDate = z.iso
 const JS_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 const NOT_BLANK = `^[^\\u0000]*[^${JS_SPACE}\\u0000][^\\u0000]*$`;
 
+/**
+ * What the risk engine reads (risk/policy.ts), checked when it is written and stored as given, so the
+ * fields left out keep following the defaults. Unchecked, a misspelt tier or inverted thresholds fell back
+ * to the defaults without a word, and a reputation entry that is no IP range failed every challenge.
+ */
+const riskPolicyField = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    const result = riskPolicy.safeParse(value);
+    for (const issue of result.success ? [] : result.error.issues) {
+      ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+    }
+  })
+  .meta({
+    description: 'The risk policy (docs/decisions.md, challenge flow); every field optional, defaults apply.',
+    properties: (
+      z.toJSONSchema(riskPolicy, { io: 'input', unrepresentable: 'any' }) as { properties: object }
+    ).properties,
+  });
+
 /** Each setting's rule, without defaults: creation adds the defaults, updates take any subset as is. */
 const fields = {
   // At most 100 characters as sent, at least one once trimmed (the pattern says so for the document).
@@ -44,7 +65,7 @@ const fields = {
   test_mode: z.boolean(),
   pass_token_ttl: z.number().int().min(30).max(3600),
   client_ip_policy: z.enum(['report', 'reject']),
-  risk_policy: z.record(z.string(), z.unknown()),
+  risk_policy: riskPolicyField,
   allowed_domains: z.array(z.string().min(1).max(253)).max(100),
   /**
    * The declaration this app is managed from, e.g. {kind: "App", namespace, name} for a Kubernetes custom

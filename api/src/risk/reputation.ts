@@ -4,11 +4,24 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /** Configurable IP reputation: CIDR lists of known-bad sources, hosting/datacenter ranges, and trusted networks. */
+/** An IP address or a CIDR range, as `compile` reads it; null when it is neither. */
+function parseRange(text: string): Range | null {
+  try {
+    return text.includes('/')
+      ? ipaddr.parseCIDR(text)
+      : ([ipaddr.parse(text), ipaddr.parse(text).kind() === 'ipv4' ? 32 : 128] as Range);
+  } catch {
+    return null;
+  }
+}
+
+const range = z.string().refine((text) => parseRange(text) !== null, 'must be an IP address or CIDR range');
+
 export const reputationLists = z
   .object({
-    deny: z.array(z.string()).default([]),
-    datacenter: z.array(z.string()).default([]),
-    allow: z.array(z.string()).default([]),
+    deny: z.array(range).default([]),
+    datacenter: z.array(range).default([]),
+    allow: z.array(range).default([]),
   })
   .strict();
 export type ReputationLists = z.infer<typeof reputationLists>;
@@ -17,13 +30,9 @@ type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
 function compile(cidrs: string[], where: string): Range[] {
   return cidrs.map((cidr) => {
-    try {
-      return cidr.includes('/')
-        ? ipaddr.parseCIDR(cidr)
-        : ([ipaddr.parse(cidr), ipaddr.parse(cidr).kind() === 'ipv4' ? 32 : 128] as Range);
-    } catch {
-      throw new Error(`${where}: "${cidr}" is not an IP address or CIDR range.`);
-    }
+    const parsed = parseRange(cidr);
+    if (!parsed) throw new Error(`${where}: "${cidr}" is not an IP address or CIDR range.`);
+    return parsed;
   });
 }
 
@@ -33,7 +42,18 @@ export class Reputation {
   readonly #allow: Range[];
 
   constructor(lists: Partial<ReputationLists> = {}, where = 'reputation lists') {
-    const parsed = reputationLists.parse(lists);
+    const result = reputationLists.safeParse(lists);
+    if (!result.success) {
+      const issue = result.error.issues[0]!;
+      const [list, index] = issue.path as [string, number];
+      const value = (lists as Record<string, unknown[] | undefined>)[list]?.[index];
+      throw new Error(
+        typeof value === 'string'
+          ? `${where}: "${value}" is not an IP address or CIDR range.`
+          : `${where}: ${issue.path.join('.')}: ${issue.message}.`,
+      );
+    }
+    const parsed = result.data;
     this.#deny = compile(parsed.deny, where);
     this.#datacenter = compile(parsed.datacenter, where);
     this.#allow = compile(parsed.allow, where);
