@@ -628,6 +628,28 @@ export const openapiDocument = {
         },
       },
     },
+    '/admin/v1/standby-keys/sync-credential': {
+      post: {
+        summary:
+          "The sync credential for one region's standby: it reads that region's snapshot only (derived from STANDBY_SYNC_TOKEN)",
+        security: adminAuth,
+        requestBody: { required: true, ...json(body(rotateStandbyKeyBody)) },
+        responses: {
+          '200': {
+            description: 'The credential (a secret)',
+            ...json(
+              ok({
+                type: 'object',
+                required: ['region', 'sync_token'],
+                properties: { region: { type: 'string' }, sync_token: { type: 'string', pattern: '^sr_' } },
+                additionalProperties: false,
+              }),
+            ),
+          },
+          ...errors(...bodyErrors, 'unauthorized'),
+        },
+      },
+    },
     '/admin/v1/standby-keys/{kid}/revoke': {
       parameters: [kidPath],
       post: {

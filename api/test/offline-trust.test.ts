@@ -143,6 +143,42 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
       ).toBe(400);
     });
 
+    it('a region credential (derived, sr_) reads its own region only, and a standby runs on it', async () => {
+      const got = await postJson(`${api.url}/admin/v1/standby-keys/sync-credential`, { region }, admin());
+      expect(got.status).toBe(200);
+      expectMatchesOpenApi('/admin/v1/standby-keys/sync-credential', 'post', got);
+      const credential = got.body.data.sync_token as string;
+      expect(credential).toMatch(/^sr_/);
+      const own = { Authorization: `Bearer ${credential}` };
+      const snapshot = (r: string) =>
+        fetch(`${api.url}/internal/v1/standby/snapshot?region=${r}`, { headers: own });
+      expect((await snapshot(region)).status).toBe(200);
+      expect((await snapshot(`${region}-other`)).status).toBe(401);
+      expect((await snapshot('default')).status).toBe(401);
+      // Only the admin token gets one.
+      expect(
+        (await postJson(`${api.url}/admin/v1/standby-keys/sync-credential`, { region }, sync())).status,
+      ).toBe(401);
+      const scoped = await startStandby(
+        loadStandbyConfig({
+          MAIN_API_URL: api.url,
+          GATEHOUSE_REGION: region,
+          STANDBY_ROLE: 'fallback',
+          STANDBY_FALLBACK_PORT: '0',
+          STANDBY_STORE_URL: REDIS_URL,
+          STANDBY_PROBE_INTERVAL_MS: '60000',
+          STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-scoped-')),
+          STANDBY_SYNC_TOKEN: credential,
+        }),
+        { logger: pino({ level: 'silent' }) },
+      );
+      try {
+        expect(scoped.snapshots.status()).toMatchObject({ loaded: true, region });
+      } finally {
+        await scoped.close();
+      }
+    });
+
     it('is generated (st_, 0600 file) when unset, and the API refuses to start with it equal to the admin token', async () => {
       expect(api.runtime.syncToken).toMatch(/^st_/);
       const file = join(api.config.dataDir, 'standby-sync-token');
@@ -303,6 +339,8 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
         });
         return { code, out };
       };
+      const credential = await cli('credential', '--region', region);
+      expect(credential.out).toMatch(/^STANDBY_SYNC_TOKEN=sr_[A-Za-z0-9_-]{43}\n$/);
       const rotated = await cli('rotate', '--region', region, '--json');
       expect(rotated.code).toBe(0);
       const key = JSON.parse(rotated.out);

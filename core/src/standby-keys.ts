@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hmac } from './crypto.ts';
 import { CLOCK_SKEW_SECONDS, OfflineKeys, STANDBY_KID } from './tokens/offline.ts';
 
 /**
@@ -79,4 +80,13 @@ export class SnapshotKeyring implements KeyLookup {
       .sort((a, b) => (a.status === 'active' ? -1 : b.status === 'active' ? 1 : 0))
       .map((e) => offlineKeysFor(e).challenge);
   }
+}
+
+/**
+ * A sync credential good for one region's snapshot only, derived from STANDBY_SYNC_TOKEN: give each
+ * region's standby its own, and a standby host that is compromised can read no other region's keys.
+ * `sr_` + base64url(HMAC-SHA-256(sync token, "gatehouse:standby-sync:<region>")).
+ */
+export function regionSyncCredential(syncToken: string, region: string): string {
+  return `sr_${hmac(Buffer.from(syncToken), `gatehouse:standby-sync:${region}`).toString('base64url')}`;
 }

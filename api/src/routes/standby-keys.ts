@@ -1,6 +1,6 @@
 import { success } from '@gatehouse/core/errors';
 import { parseOrThrow, readBody } from '@gatehouse/core/http';
-import { STANDBY_REGION } from '@gatehouse/core/standby-keys';
+import { regionSyncCredential, STANDBY_REGION } from '@gatehouse/core/standby-keys';
 import { STANDBY_KID } from '@gatehouse/core/tokens';
 import type Router from '@koa/router';
 import { z } from 'zod';
@@ -27,6 +27,13 @@ export function standbyKeyRoutes(router: Router, deps: Deps): void {
     const key = await deps.standbyKeys.rotate(region);
     deps.logger.warn({ kid: key.kid, region }, 'standby key rotated');
     ctx.body = success(key);
+  });
+  // The sync credential for one region's standby (derived from STANDBY_SYNC_TOKEN): it reads that
+  // region's snapshot only. A secret: shown to the admin token alone, never logged.
+  router.post('/admin/v1/standby-keys/sync-credential', guard, async function regionCredential(ctx) {
+    const { region } = readBody(ctx, rotateStandbyKeyBody);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = success({ region, sync_token: regionSyncCredential(deps.syncToken, region) });
   });
   router.post('/admin/v1/standby-keys/:kid/revoke', guard, async function revokeStandbyKey(ctx) {
     const { kid } = parseOrThrow(z.object({ kid: standbyKidParam }), { kid: ctx.params.kid });

@@ -1,7 +1,12 @@
 import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import { GatehouseError, success } from '@gatehouse/core/errors';
 import { parseOrThrow } from '@gatehouse/core/http';
-import { DEFAULT_REGION, STANDBY_REGION, type StandbyKeyEntry } from '@gatehouse/core/standby-keys';
+import {
+  DEFAULT_REGION,
+  regionSyncCredential,
+  STANDBY_REGION,
+  type StandbyKeyEntry,
+} from '@gatehouse/core/standby-keys';
 import type Router from '@koa/router';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
@@ -46,15 +51,18 @@ export function standbyRoutes(router: Router, deps: Deps): void {
     });
   });
 
-  // Only the standby's own credential (STANDBY_SYNC_TOKEN, generated when unset), never the admin token:
-  // whoever reads this can verify and mint the region's offline_ tokens.
+  // Only the standby's own credential, never the admin token: STANDBY_SYNC_TOKEN (generated when unset;
+  // any region) or the region's credential derived from it (that region only). Whoever reads this can
+  // verify and mint the region's offline_ tokens.
   router.get('/internal/v1/standby/snapshot', async function snapshot(ctx) {
+    const { region } = parseOrThrow(snapshotQuery, { region: ctx.query.region ?? DEFAULT_REGION });
     const header = ctx.get('Authorization');
-    const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!presented || !constantTimeEqual(sha256Hex(presented), sha256Hex(deps.syncToken))) {
+    const presented = sha256Hex(header.startsWith('Bearer ') ? header.slice(7) : '');
+    const anyRegion = constantTimeEqual(presented, sha256Hex(deps.syncToken));
+    const thisRegion = constantTimeEqual(presented, sha256Hex(regionSyncCredential(deps.syncToken, region)));
+    if (header.length <= 7 || !(anyRegion || thisRegion)) {
       throw new GatehouseError('unauthorized', 'Missing or invalid standby sync token.');
     }
-    const { region } = parseOrThrow(snapshotQuery, { region: ctx.query.region ?? DEFAULT_REGION });
     const apps = await deps.apps.list();
     const body: StandbySnapshot = {
       generated_at: new Date().toISOString(),

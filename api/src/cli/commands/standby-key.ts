@@ -12,6 +12,9 @@ The standby keyring: one offline_ signing key per standby region (docs/failover.
   list                   every key: id, region, state (active, retired, revoked), dates; never the key
   rotate --region NAME   a new active key for the region; the old one verifies only what it minted
   revoke KID             refuse the key's tokens everywhere at once; an active key is replaced
+  credential --region NAME
+                         the sync credential for that region's standby (STANDBY_SYNC_TOKEN there):
+                         it reads that region's snapshot only; a secret, shown once
 
 Each needs the running API (the admin token, as for 'gatehouse app').
 
@@ -32,10 +35,10 @@ export const standbyKeyCommand: Command = {
   summary: "list, rotate and revoke the standby regions' signing keys",
   async run(argv: string[], ctx: CliContext): Promise<number> {
     const { word, rest } = shiftWord(argv);
-    if (word === undefined || !['list', 'rotate', 'revoke'].includes(word)) {
+    if (word === undefined || !['list', 'rotate', 'revoke', 'credential'].includes(word)) {
       if (word !== undefined) {
         throw new UsageError(
-          `Unknown subcommand 'standby-key ${word}'; the subcommands are list, rotate, revoke.`,
+          `Unknown subcommand 'standby-key ${word}'; the subcommands are list, rotate, revoke, credential.`,
         );
       }
       const asked = rest.includes('--help') || rest.includes('-h');
@@ -53,10 +56,11 @@ export const standbyKeyCommand: Command = {
       `gatehouse standby-key ${word}${word === 'revoke' ? ' KID' : ''}`,
     );
     const region = values.region as string | undefined;
-    if (word !== 'rotate' && region !== undefined)
-      throw new UsageError(`--region is for 'gatehouse standby-key rotate' only.`);
-    if (word === 'rotate' && !region)
-      throw new UsageError("Missing --region: usage is 'gatehouse standby-key rotate --region NAME'.");
+    const needsRegion = word === 'rotate' || word === 'credential';
+    if (!needsRegion && region !== undefined)
+      throw new UsageError(`--region is for 'gatehouse standby-key rotate' and 'credential' only.`);
+    if (needsRegion && !region)
+      throw new UsageError(`Missing --region: usage is 'gatehouse standby-key ${word} --region NAME'.`);
     const client = new AdminClient(
       resolveTarget(values as { url?: string; 'admin-token'?: string }, ctx.env, ctx.cwd),
     );
@@ -70,6 +74,17 @@ export const standbyKeyCommand: Command = {
       const key = await client.request<StandbyKeyInfo>('POST', '/admin/v1/standby-keys/rotate', { region });
       data = key;
       text = `Rotated: ${key.kid} is region ${key.region}'s active key from its standby's next snapshot.\n${render([key])}`;
+    } else if (word === 'credential') {
+      const answer = await client.request<{ region: string; sync_token: string }>(
+        'POST',
+        '/admin/v1/standby-keys/sync-credential',
+        { region },
+      );
+      data = answer;
+      text = `STANDBY_SYNC_TOKEN=${answer.sync_token}\n`;
+      ctx.err(
+        `Region ${answer.region}'s standby credential: it reads that region's snapshot only. Keep it secret.\n`,
+      );
     } else {
       const key = await client.request<StandbyKeyInfo>(
         'POST',
