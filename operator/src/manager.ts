@@ -199,7 +199,11 @@ export class Manager {
         signal: term,
       }),
       recorder: new KubeEventRecorder(client, FIELD_MANAGER, this.identity, logger),
-      defaults: { images: config.images, runtimeSecret: config.runtimeSecret },
+      defaults: {
+        images: config.images,
+        runtimeSecret: config.runtimeSecret,
+        operatorNamespace: config.leaderElection.namespace,
+      },
       deployment: (key) => deployments.get(key) as Deployment | undefined,
       owned: (type, namespace) =>
         (owned.get(type.kind)?.list() ?? []).filter((o) => o.metadata?.namespace === namespace),

@@ -4,7 +4,14 @@ import type { App } from '../src/api/v1alpha1/app-types.ts';
 import { FINALIZER } from '../src/api/v1alpha1/groupversion.ts';
 import type { Manager } from '../src/manager.ts';
 import type { KubeClient } from '../src/runtime/kube-client.ts';
-import { DEPLOYMENTS, INGRESSES, PDBS, resourcePath, SERVICES } from '../src/runtime/resources.ts';
+import {
+  DEPLOYMENTS,
+  INGRESSES,
+  NETWORK_POLICIES,
+  PDBS,
+  resourcePath,
+  SERVICES,
+} from '../src/runtime/resources.ts';
 import {
   applyApp,
   condition,
@@ -70,6 +77,12 @@ describe.runIf(controlPlaneAvailable())(
       expect(namesOf(await list(SERVICES))).toEqual(namesOf(deployments));
       expect(namesOf(await list(PDBS))).toEqual(namesOf(deployments));
       expect(namesOf(await list(INGRESSES))).toEqual(['shop-eu', 'shop-us']);
+      expect(namesOf(await list(NETWORK_POLICIES))).toEqual([
+        'shop-eu-api',
+        'shop-eu-standby',
+        'shop-us-api',
+        'shop-us-standby',
+      ]);
       const secret = await eventually('the credentials Secret', () =>
         secretData(admin, NS, 'shop-credentials'),
       );

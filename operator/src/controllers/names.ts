@@ -6,6 +6,12 @@ export type Role = 'api' | 'bypass' | 'fallback';
 export const ROLES: readonly Role[] = ['api', 'bypass', 'fallback'];
 /** Container ports: the API's PORT and the standby's STANDBY_BYPASS_PORT / STANDBY_FALLBACK_PORT defaults. */
 export const CONTAINER_PORTS: Record<Role, number> = { api: 8080, bypass: 8081, fallback: 8082 };
+/**
+ * The internal port of each role (INTERNAL_PORT / STANDBY_INTERNAL_PORT): the API's /metrics and standby
+ * snapshot, the standby's /internal/v1/mode. Services carry it by name, no Ingress routes it, and the
+ * region's NetworkPolicies admit only the standby (to the API's) and the operator (to the standby's).
+ */
+export const INTERNAL_PORTS: Record<Role, number> = { api: 9090, bypass: 9091, fallback: 9092 };
 
 export const LABEL = {
   name: 'app.kubernetes.io/name',
@@ -23,6 +29,9 @@ export const MANAGED_BY = 'gatehouse-operator';
 export const workloadName = (app: App, region: string, role: Role) =>
   `${app.metadata.name}-${region}-${role}`;
 export const ingressName = (app: App, region: string) => `${app.metadata.name}-${region}`;
+/** The NetworkPolicy of a region's API pods, and of its standby pods (both roles). */
+export const networkPolicyName = (app: App, region: string, of: 'api' | 'standby') =>
+  `${app.metadata.name}-${region}-${of}`;
 export const credentialsSecretName = (app: App) =>
   app.spec.credentialsSecretRef?.name ?? `${app.metadata.name}-credentials`;
 /** What the app is called in the service's database. */

@@ -28,7 +28,11 @@ export function endpointSliceTargets(client: KubeClient): StandbyTargets {
         labelSelector: `kubernetes.io/service-name=${service}`,
       });
       for (const slice of slices.items) {
-        const port = slice.ports?.find((p) => p.name === 'http')?.port;
+        // The internal port (STANDBY_INTERNAL_PORT), where the mode endpoint lives; `http` for standby
+        // pods made before the operator set one.
+        const port = (
+          slice.ports?.find((p) => p.name === 'internal') ?? slice.ports?.find((p) => p.name === 'http')
+        )?.port;
         if (!port) continue;
         for (const endpoint of slice.endpoints ?? []) {
           if (endpoint.conditions?.terminating) continue;

@@ -30,6 +30,12 @@ export const INGRESSES: ResourceType = {
   plural: 'ingresses',
   kind: 'Ingress',
 };
+export const NETWORK_POLICIES: ResourceType = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  plural: 'networkpolicies',
+  kind: 'NetworkPolicy',
+};
 export const ENDPOINT_SLICES: ResourceType = {
   group: 'discovery.k8s.io',
   version: 'v1',

@@ -89,6 +89,18 @@ export const regionSchema = s.object({
       },
     ),
   ),
+  standbyStoreSecretRef: s.optional(
+    s.object(
+      {
+        name: s.string({ maxLength: 253, pattern: DNS_NAME }),
+        key: s.defaulted(s.string({ maxLength: 253 }), 'STANDBY_STORE_URL'),
+      },
+      {
+        description:
+          "STANDBY_STORE_URL for this region's standby pods: the region's own Redis, so one region's store failing leaves the others' continuity path alone; overrides the runtime Secret's.",
+      },
+    ),
+  ),
   nodeSelector: s.optional(
     s.map(s.string({ maxLength: 63 }), {
       description: "Pins this region's pods, e.g. {topology.kubernetes.io/region: europe-west1}.",

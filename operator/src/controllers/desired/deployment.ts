@@ -1,11 +1,20 @@
 import type { App, RegionSpec } from '../../api/v1alpha1/app-types.ts';
-import { CONTAINER_PORTS, childMetadata, type Role, selectorLabels, workloadName } from '../names.ts';
+import {
+  CONTAINER_PORTS,
+  childMetadata,
+  INTERNAL_PORTS,
+  type Role,
+  selectorLabels,
+  workloadName,
+} from '../names.ts';
 
 /** What the spec leaves to the operator's flags. */
 export interface BuildDefaults {
   images: { api: string; standby: string };
   /** Secret whose keys become the API's environment (DATABASE_URL, GATEHOUSE_TOKEN_KEY...). */
   runtimeSecret: string;
+  /** The operator's own namespace: the only one the NetworkPolicies let reach the standby's internal port. */
+  operatorNamespace: string;
 }
 
 type EnvVar = { name: string; value?: string; valueFrom?: unknown };
@@ -22,6 +31,7 @@ function apiEnv(region: RegionSpec): EnvVar[] {
   const env: EnvVar[] = [
     { name: 'HOST', value: '0.0.0.0' },
     { name: 'PORT', value: String(CONTAINER_PORTS.api) },
+    { name: 'INTERNAL_PORT', value: String(INTERNAL_PORTS.api) },
     { name: 'TRUST_PROXY', value: 'true' },
     { name: 'DATA_DIR', value: DATA_DIR },
     { name: 'GATEHOUSE_REGION', value: region.name },
@@ -50,10 +60,19 @@ function standbyEnv(
     { name: 'STANDBY_HOST', value: '0.0.0.0' },
     { name: 'STANDBY_BYPASS_PORT', value: String(CONTAINER_PORTS.bypass) },
     { name: 'STANDBY_FALLBACK_PORT', value: String(CONTAINER_PORTS.fallback) },
-    { name: 'MAIN_API_URL', value: serviceUrl(app, region.name, 'api') },
+    { name: 'STANDBY_INTERNAL_PORT', value: String(INTERNAL_PORTS[role]) },
+    // The API's internal port: its snapshot is served there only (it answers /readyz there too).
+    { name: 'MAIN_API_URL', value: `${serviceUrl(app, region.name, 'api')}:${INTERNAL_PORTS.api}` },
     { name: 'STANDBY_DATA_DIR', value: DATA_DIR },
     { name: 'GATEHOUSE_REGION', value: region.name },
-    fromRuntime('STANDBY_STORE_URL'),
+    region.standbyStoreSecretRef
+      ? {
+          name: 'STANDBY_STORE_URL',
+          valueFrom: {
+            secretKeyRef: { name: region.standbyStoreSecretRef.name, key: region.standbyStoreSecretRef.key },
+          },
+        }
+      : fromRuntime('STANDBY_STORE_URL'),
     fromRuntime('STANDBY_SYNC_TOKEN'),
   ];
 }
@@ -79,7 +98,10 @@ export function buildDeployment(app: App, region: RegionSpec, role: Role, defaul
     ...(isApi
       ? { envFrom: [{ secretRef: { name: app.spec.runtimeSecretRef?.name ?? defaults.runtimeSecret } }] }
       : {}),
-    ports: [{ name: 'http', containerPort: CONTAINER_PORTS[role], protocol: 'TCP' }],
+    ports: [
+      { name: 'http', containerPort: CONTAINER_PORTS[role], protocol: 'TCP' },
+      { name: 'internal', containerPort: INTERNAL_PORTS[role], protocol: 'TCP' },
+    ],
     livenessProbe: {
       httpGet: { path: '/healthz', port: 'http' },
       initialDelaySeconds: 5,
@@ -127,7 +149,34 @@ export function buildDeployment(app: App, region: RegionSpec, role: Role, defaul
             seccompProfile: { type: 'RuntimeDefault' },
           },
           ...(region.nodeSelector ? { nodeSelector: region.nodeSelector } : {}),
+          // Without a nodeSelector (which pins), prefer the nodes of the region's locality by their
+          // well-known topology label: a cluster spanning regions keeps each region's pods at home.
+          affinity: {
+            nodeAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  preference: {
+                    matchExpressions: [
+                      {
+                        key: 'topology.kubernetes.io/region',
+                        operator: 'In',
+                        values: [region.locality ?? region.name],
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+          // Zones first (a zone outage takes at most its share of the replicas), then nodes.
           topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'topology.kubernetes.io/zone',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: selector },
+            },
             {
               maxSkew: 1,
               topologyKey: 'kubernetes.io/hostname',

@@ -4,7 +4,11 @@ import { buildDeployment } from './deployment.ts';
 import { desiredObjects } from './index.ts';
 import { buildIngress } from './network.ts';
 
-const defaults = { images: { api: 'gh/api:1', standby: 'gh/standby:1' }, runtimeSecret: 'gatehouse-runtime' };
+const defaults = {
+  images: { api: 'gh/api:1', standby: 'gh/standby:1' },
+  runtimeSecret: 'gatehouse-runtime',
+  operatorNamespace: 'gatehouse-system',
+};
 type Dep = ReturnType<typeof buildDeployment>;
 const envOf = (d: Dep) =>
   Object.fromEntries(
@@ -75,7 +79,8 @@ describe('desired objects', () => {
     expect(bypass.spec.replicas).toBe(4);
     expect(envOf(bypass)).toMatchObject({
       STANDBY_ROLE: 'bypass',
-      MAIN_API_URL: 'http://shop-eu-api.shop.svc',
+      MAIN_API_URL: 'http://shop-eu-api.shop.svc:9090',
+      STANDBY_INTERNAL_PORT: '9091',
       STANDBY_BYPASS_PORT: '8081',
     });
     expect(envOf(fallback)).toMatchObject({
@@ -89,6 +94,11 @@ describe('desired objects', () => {
       expect(d.spec.template.spec.containers[0]).not.toHaveProperty('envFrom');
       expect(d.spec.template.spec.containers[0]?.image).toBe('gh/standby:1');
     }
+    const own = region('eu', { standbyStoreSecretRef: { name: 'redis-eu', key: 'url' } });
+    expect(envOf(buildDeployment(app, own, 'fallback', defaults)).STANDBY_STORE_URL).toEqual({
+      secretKeyRef: { name: 'redis-eu', key: 'url' },
+    });
+    expect(envOf(buildDeployment(app, own, 'api', defaults))).not.toHaveProperty('STANDBY_STORE_URL');
     expect(envOf(buildDeployment(app, r, 'api', defaults)).DATABASE_URL).toEqual({
       secretKeyRef: { name: 'crdb-eu', key: 'url' },
     });
@@ -136,5 +146,53 @@ describe('desired objects', () => {
     ]);
     expect(ing.spec.ingressClassName).toBe('nginx');
     expect(ing.spec.tls?.[0]?.hosts).toHaveLength(5);
+  });
+
+  it('internal endpoints: a named internal port on pods and Services that the Ingress never routes', () => {
+    const r = region('eu');
+    const api = buildDeployment(app, r, 'api', defaults);
+    expect(envOf(api)).toMatchObject({ PORT: '8080', INTERNAL_PORT: '9090' });
+    expect(api.spec.template.spec.containers[0]?.ports.map((p) => p.name)).toEqual(['http', 'internal']);
+    const services = objects.filter((o) => o.object.kind === 'Service');
+    for (const { object } of services)
+      expect((object.spec as { ports: { name: string }[] }).ports.map((p) => p.name)).toEqual([
+        'http',
+        'internal',
+      ]);
+    const ing = buildIngress(app, r);
+    expect(new Set(ing.spec.rules.map((x) => x.http.paths[0]?.backend.service.port.name))).toEqual(
+      new Set(['http']),
+    );
+  });
+
+  it('NetworkPolicies: the internal ports open only to the standby (API) and the operator namespace (standby)', () => {
+    const policies = objects.filter((o) => o.object.kind === 'NetworkPolicy').map((o) => o.object);
+    expect(policies.map((p) => p.metadata.name)).toEqual([
+      'shop-eu-api',
+      'shop-eu-standby',
+      'shop-us-api',
+      'shop-us-standby',
+    ]);
+    type Policy = { spec: { ingress: { from?: unknown[]; ports: { port: string }[] }[] } };
+    const [api, standby] = policies as unknown as Policy[];
+    expect(api?.spec.ingress[0]).toEqual({ ports: [{ port: 'http', protocol: 'TCP' }] });
+    expect(api?.spec.ingress[1]?.ports).toEqual([{ port: 'internal', protocol: 'TCP' }]);
+    expect(JSON.stringify(api?.spec.ingress[1]?.from)).toContain('"values":["bypass","fallback"]');
+    expect(standby?.spec.ingress[1]?.from).toEqual([
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gatehouse-system' } } },
+    ]);
+  });
+
+  it('placement: replicas spread over zones then nodes; the region is preferred by its topology label', () => {
+    const d = buildDeployment(app, region('eu', { locality: 'europe-west1' }), 'api', defaults);
+    const pod = d.spec.template.spec;
+    expect(pod.topologySpreadConstraints.map((c) => c.topologyKey)).toEqual([
+      'topology.kubernetes.io/zone',
+      'kubernetes.io/hostname',
+    ]);
+    expect(
+      pod.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]?.preference
+        .matchExpressions,
+    ).toEqual([{ key: 'topology.kubernetes.io/region', operator: 'In', values: ['europe-west1'] }]);
   });
 });

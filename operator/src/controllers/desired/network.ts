@@ -1,5 +1,15 @@
 import type { App, RegionSpec } from '../../api/v1alpha1/app-types.ts';
-import { childMetadata, ingressName, type Role, selectorLabels, workloadName } from '../names.ts';
+import {
+  childMetadata,
+  INTERNAL_PORTS,
+  ingressName,
+  LABEL,
+  networkPolicyName,
+  type Role,
+  selectorLabels,
+  workloadName,
+} from '../names.ts';
+import type { BuildDefaults } from './deployment.ts';
 
 /** A ClusterIP Service per workload, port 80 to the container's `http` port. */
 export function buildService(app: App, region: RegionSpec, role: Role) {
@@ -11,7 +21,10 @@ export function buildService(app: App, region: RegionSpec, role: Role) {
     spec: {
       type: 'ClusterIP',
       selector: selectorLabels(app, region.name, role),
-      ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }],
+      ports: [
+        { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+        { name: 'internal', port: INTERNAL_PORTS[role], targetPort: 'internal', protocol: 'TCP' },
+      ],
     },
   };
 }
@@ -66,4 +79,42 @@ export function buildPdb(app: App, region: RegionSpec, role: Role) {
       selector: { matchLabels: selectorLabels(app, region.name, role) },
     },
   };
+}
+
+/**
+ * A region's NetworkPolicies. The public port (`http`) stays open to all (the Ingress controller, the
+ * SDKs in-cluster); the internal port is open only to those who need it: the API's (snapshot, metrics)
+ * to the region's standby pods of this App and to namespaces labelled `gatehouse.dev/metrics-scraper:
+ * "true"` (Prometheus); the standby's (POST /internal/v1/mode) to the operator's namespace. They take
+ * effect where the cluster's network plugin enforces NetworkPolicies.
+ */
+export function buildNetworkPolicies(app: App, region: RegionSpec, defaults: BuildDefaults) {
+  const base = { [LABEL.app]: app.metadata.name, [LABEL.region]: region.name };
+  const scrapers = { namespaceSelector: { matchLabels: { 'gatehouse.dev/metrics-scraper': 'true' } } };
+  const operator = {
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': defaults.operatorNamespace } },
+  };
+  const standbyPods = {
+    podSelector: {
+      matchLabels: base,
+      matchExpressions: [{ key: LABEL.component, operator: 'In', values: ['bypass', 'fallback'] }],
+    },
+  };
+  const policy = (of: 'api' | 'standby', podSelector: object, internal: object[]) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: childMetadata(app, networkPolicyName(app, region.name, of), region.name),
+    spec: {
+      podSelector,
+      policyTypes: ['Ingress'],
+      ingress: [
+        { ports: [{ port: 'http', protocol: 'TCP' }] },
+        { from: internal, ports: [{ port: 'internal', protocol: 'TCP' }] },
+      ],
+    },
+  });
+  return [
+    policy('api', { matchLabels: selectorLabels(app, region.name, 'api') }, [standbyPods, scrapers]),
+    policy('standby', standbyPods.podSelector, [operator]),
+  ];
 }
