@@ -36,11 +36,19 @@ interface OriginResult {
 }
 
 class OriginLikeClient {
+  readonly appKey: string;
+  readonly appSecret: string;
+  readonly urls: { baseUrl: string; backupUrl: string; issueUrl: string };
+
   constructor(
-    private readonly appKey: string,
-    private readonly appSecret: string,
-    private readonly urls: { baseUrl: string; backupUrl: string; issueUrl: string },
-  ) {}
+    appKey: string,
+    appSecret: string,
+    urls: { baseUrl: string; backupUrl: string; issueUrl: string },
+  ) {
+    this.appKey = appKey;
+    this.appSecret = appSecret;
+    this.urls = urls;
+  }
 
   async validate(token: string, keepToken = false, clientIp?: string): Promise<OriginResult> {
     const result: OriginResult = {
