@@ -1,4 +1,4 @@
-import type { Database } from '@gatehouse/core/db';
+import { type Database, isDatabaseUnavailable } from '@gatehouse/core/db';
 import { usageHourly } from '@gatehouse/core/db/schema';
 import { and, eq, gte, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
@@ -69,7 +69,10 @@ export class UsageRollup {
     } catch (err) {
       // Kept for the next flush: the console's numbers lag, but nothing is lost while the database is back soon.
       for (const [key, count] of batch) this.#pending.set(key, (this.#pending.get(key) ?? 0) + count);
-      this.#logger.warn({ err }, 'usage rollup flush failed; retrying with the next one');
+      // A lost database is logged once, by the requests and probes that meet it (database-health.ts).
+      if (!isDatabaseUnavailable(err)) {
+        this.#logger.warn({ err }, 'usage rollup flush failed; retrying with the next one');
+      }
     }
   }
 
