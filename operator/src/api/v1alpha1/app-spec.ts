@@ -97,7 +97,7 @@ export const regionSchema = s.object({
       },
       {
         description:
-          "STANDBY_STORE_URL for this region's standby pods: the region's own Redis, so one region's store failing leaves the others' continuity path alone; overrides the runtime Secret's.",
+          "STANDBY_STORE_URL for this region's API and standby pods (offline_ consumption is shared between them): the region's own Redis, so one region's store failing leaves the others' continuity path alone; overrides the runtime Secret's.",
       },
     ),
   ),

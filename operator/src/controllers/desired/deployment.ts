@@ -41,6 +41,13 @@ function apiEnv(region: RegionSpec): EnvVar[] {
   ];
   const db = region.databaseSecretRef;
   if (db) env.push({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: db.name, key: db.key } } });
+  // The API marks offline_ tokens used in the same store as its region's standby (consumption is shared).
+  const store = region.standbyStoreSecretRef;
+  if (store)
+    env.push({
+      name: 'STANDBY_STORE_URL',
+      valueFrom: { secretKeyRef: { name: store.name, key: store.key } },
+    });
   return env;
 }
 
@@ -63,6 +70,8 @@ function standbyEnv(
     { name: 'STANDBY_INTERNAL_PORT', value: String(INTERNAL_PORTS[role]) },
     // The API's internal port: its snapshot is served there only (it answers /readyz there too).
     { name: 'MAIN_API_URL', value: `${serviceUrl(app, region.name, 'api')}:${INTERNAL_PORTS.api}` },
+    // The widget files the bypass role serves too (issue 12) are public: copied from the API's public port.
+    { name: 'STANDBY_WIDGET_SOURCE_URL', value: serviceUrl(app, region.name, 'api') },
     { name: 'STANDBY_DATA_DIR', value: DATA_DIR },
     { name: 'GATEHOUSE_REGION', value: region.name },
     region.standbyStoreSecretRef

@@ -80,6 +80,8 @@ describe('desired objects', () => {
     expect(envOf(bypass)).toMatchObject({
       STANDBY_ROLE: 'bypass',
       MAIN_API_URL: 'http://shop-eu-api.shop.svc:9090',
+      // The widget files it serves too come from the API's public port (issue 12).
+      STANDBY_WIDGET_SOURCE_URL: 'http://shop-eu-api.shop.svc',
       STANDBY_INTERNAL_PORT: '9091',
       STANDBY_BYPASS_PORT: '8081',
     });
@@ -98,7 +100,13 @@ describe('desired objects', () => {
     expect(envOf(buildDeployment(app, own, 'fallback', defaults)).STANDBY_STORE_URL).toEqual({
       secretKeyRef: { name: 'redis-eu', key: 'url' },
     });
-    expect(envOf(buildDeployment(app, own, 'api', defaults))).not.toHaveProperty('STANDBY_STORE_URL');
+    // The region's API consumes offline_ tokens in the same store as its standby.
+    expect(envOf(buildDeployment(app, own, 'api', defaults)).STANDBY_STORE_URL).toEqual({
+      secretKeyRef: { name: 'redis-eu', key: 'url' },
+    });
+    expect(envOf(buildDeployment(app, region('eu'), 'api', defaults))).not.toHaveProperty(
+      'STANDBY_STORE_URL',
+    );
     expect(envOf(buildDeployment(app, r, 'api', defaults)).DATABASE_URL).toEqual({
       secretKeyRef: { name: 'crdb-eu', key: 'url' },
     });
