@@ -1,6 +1,6 @@
 import { constantTimeEqual } from '@gatehouse/core/crypto';
 import { envelope, GatehouseError, success } from '@gatehouse/core/errors';
-import { errorEnvelope, openCors, readBody, requestContext } from '@gatehouse/core/http';
+import { errorEnvelope, openCors, readBody, requestContext, utf8Only } from '@gatehouse/core/http';
 import { isIp } from '@gatehouse/core/ip';
 import { genuineRefusalAlarm } from '@gatehouse/core/offline-alarm';
 import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
@@ -200,6 +200,7 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
   });
+  app.use(utf8Only());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: 16_384, jsonStrict: true }));
   app.use(router.routes());
   app.use(

@@ -1,0 +1,79 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../../api/test/harness.ts';
+import { loadStandbyConfig } from '../src/config.ts';
+import { type RunningStandby, startStandby } from '../src/standby.ts';
+
+/*
+ * Issue 11, findings 9 and 12, at the standby's door too (it shares readBody and utf8Only with the main
+ * API): a body in another charset than UTF-8 answers 415, a NUL in a body answers 400, on both roles.
+ */
+describe('standby request boundary', () => {
+  let api: TestApi;
+  let standby: RunningStandby;
+  let auth: Record<string, string>;
+  let appKey: string;
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    const app = await api.createApp({ name: 'boundary', test_mode: true });
+    appKey = app.appKey;
+    auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
+    standby = await startStandby(
+      loadStandbyConfig({
+        MAIN_API_URL: api.url,
+        STANDBY_BYPASS_PORT: '0',
+        STANDBY_FALLBACK_PORT: '0',
+        STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-boundary-')),
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
+      }),
+      { logger: pino({ level: 'silent' }) },
+    );
+    standby.health.setMode('serve');
+  });
+  afterAll(async () => {
+    await standby?.close();
+    await api?.close();
+  });
+
+  async function post(role: 'bypass' | 'fallback', path: string, type: string, body: unknown) {
+    const res = await fetch(standby.urls[role]! + path, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': type },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: res.status,
+      body: (await res.json()) as { code: number; error: string; message: string },
+    };
+  }
+
+  const cases = () =>
+    [
+      ['bypass', '/v1/challenge/init', { app_key: appKey, action: 'login' }],
+      ['fallback', '/api/validate', { pass_token: 'offline_x.y' }],
+    ] as const;
+
+  it('answers 415 for a body declared in another charset than UTF-8', async () => {
+    for (const [role, path, body] of cases()) {
+      for (const charset of ['utf-16', 'ISO-8859-1']) {
+        const res = await post(role, path, `application/json; charset=${charset}`, body);
+        expect(res.status, `${role} ${path} ${charset}`).toBe(415);
+        expect(res.body).toMatchObject({ code: -1, error: 'unsupported_media_type' });
+      }
+    }
+  });
+
+  it('answers 400 naming the field for a NUL in any string of the body', async () => {
+    for (const [role, path, body] of cases()) {
+      const field = Object.keys(body)[0]!;
+      const res = await post(role, path, 'application/json', { ...body, [field]: 'a\u0000b' });
+      expect(res.status, `${role} ${path}`).toBe(400);
+      expect(res.body.error).toBe('invalid_request');
+      expect(res.body.message).toContain(field);
+    }
+  });
+});
