@@ -110,6 +110,7 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
   it('answers 503 database_unavailable with Retry-After everywhere, /readyz fails, and logs the loss once', async () => {
     expect((await fetch(`${api.url}/readyz`)).status).toBe(200);
     const before = lines.length;
+    const lostAt = Date.now();
     if (proxy) await proxy.cut();
     else await api.runtime.database.close();
     // App look-ups are cached for 2 s: past that, every request needs the database.
@@ -125,11 +126,21 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
         await api.post('/v1/validate', { pass_token: 'offline_eyJhIjoxfQ.AAAAAAAAAAAAAAAAAAAAAA' }, auth),
       );
       expectUnavailable(await api.post('/v1/server/challenge/issue', { action: 'login' }, auth));
+      // The vendor-compatible endpoint answers in its vendor's shape, with the same status and Retry-After.
+      const vendor = await api.post('/turnstile/v0/siteverify', {
+        secret: auth['X-App-Secret'],
+        response: passToken,
+      });
+      expect(vendor.status).toBe(503);
+      expect(vendor.body.success).toBe(false);
+      expect(Number(vendor.headers.get('retry-after'))).toBeGreaterThan(0);
       const ready = await fetch(`${api.url}/readyz`);
       expect(ready.status).toBe(503);
       expect(((await ready.json()) as Json).error).toBe('database_unavailable');
     }
 
+    // Background writers (the console's usage roll-up flushes every 5 s) stay quiet too.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, lostAt + 6000 - Date.now())));
     const logged = lines.slice(before);
     const problems = logged.filter((l) => l.level >= 40);
     expect(problems.map((l) => l.msg)).toEqual([

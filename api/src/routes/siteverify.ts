@@ -1,9 +1,11 @@
+import { isDatabaseUnavailable } from '@gatehouse/core/db';
 import { GatehouseError } from '@gatehouse/core/errors';
 import { isIp } from '@gatehouse/core/ip';
 import { MAX_TOKEN_LENGTH, tokenKind } from '@gatehouse/core/tokens';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { findAppBySecret } from '../apps/secret-lookup.ts';
+import { unavailable } from '../database-health.ts';
 import type { Deps } from '../deps.ts';
 import {
   type AcceptedVerdict,
@@ -36,7 +38,9 @@ export function siteverifyRoutes(router: Router, deps: Deps): void {
       let outcome: Outcome;
       try {
         outcome = await verify(deps, vendor, await readFields(ctx, deps.config.bodyLimitBytes));
-      } catch (error) {
+      } catch (thrown) {
+        // A lost database answers 503 database_unavailable with Retry-After, logged once elsewhere.
+        const error = isDatabaseUnavailable(thrown) ? unavailable() : thrown;
         if (!(error instanceof GatehouseError) || error.status >= 500 || error.status === 429) {
           if (!(error instanceof GatehouseError)) {
             deps.logger.error({ err: error, path: ctx.path }, 'siteverify failed');
