@@ -117,7 +117,8 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
 
   beforeAll(async () => {
     ({ cp, admin } = await startClusterWithOperator());
-    for (const ns of ['watched', 'prune', 'slices', 'drift', 'deletion']) await createNamespace(admin, ns);
+    for (const ns of ['watched', 'prune', 'slices', 'drift', 'deletion', 'hpa'])
+      await createNamespace(admin, ns);
     const store = new MemoryConsumptionStore();
     api = await startTestApi({}, undefined, { offlineStore: store });
     proxy = await countingProxy(api.url);
@@ -392,4 +393,43 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
     );
     await start();
   });
+
+  it("a Deployment an HPA scales keeps the autoscaler's replica count across reconciles", async () => {
+    const NS = 'hpa';
+    await applyApp(admin, NS, 'h', appSpec({ regions: [region('eu', { replicas: 2 })] }));
+    await registered(NS, 'h');
+    await admin.create(`/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`, {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'h-eu-api', namespace: NS },
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'h-eu-api' },
+        minReplicas: 2,
+        maxReplicas: 10,
+        metrics: [
+          {
+            type: 'Resource',
+            resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+          },
+        ],
+      },
+    });
+    // What the autoscaler does: write the scale subresource (there is no metrics server here to make it decide).
+    await admin.mergePatch(
+      `${resourcePath(DEPLOYMENTS, NS, 'h-eu-api')}/scale`,
+      { spec: { replicas: 5 } },
+      'horizontal-pod-autoscaler',
+    );
+    // A spec change makes the operator apply every object again.
+    await applyApp(admin, NS, 'h', appSpec({ plan: 'enterprise', regions: [region('eu', { replicas: 2 })] }));
+    await eventually(
+      'generation 2 carried out',
+      async () => (await getApp(admin, NS, 'h'))?.status?.observedGeneration === 2,
+    );
+    await sleep(500);
+    const d = await admin.get<Obj>(resourcePath(DEPLOYMENTS, NS, 'h-eu-api'));
+    expect(d.spec?.replicas).toBe(5);
+    // Deployments without an HPA still follow the spec.
+    expect((await admin.get<Obj>(resourcePath(DEPLOYMENTS, NS, 'h-eu-bypass'))).spec?.replicas).toBe(2);
+  }, 60_000);
 });

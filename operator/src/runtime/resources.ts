@@ -36,6 +36,12 @@ export const NETWORK_POLICIES: ResourceType = {
   plural: 'networkpolicies',
   kind: 'NetworkPolicy',
 };
+export const HPAS: ResourceType = {
+  group: 'autoscaling',
+  version: 'v2',
+  plural: 'horizontalpodautoscalers',
+  kind: 'HorizontalPodAutoscaler',
+};
 export const ENDPOINT_SLICES: ResourceType = {
   group: 'discovery.k8s.io',
   version: 'v1',

@@ -1,18 +1,30 @@
 import { FIELD_MANAGER } from '../../api/v1alpha1/groupversion.ts';
-import { resourcePath } from '../../runtime/resources.ts';
+import { DEPLOYMENTS, HPAS, resourcePath } from '../../runtime/resources.ts';
 import type { Step } from '../context.ts';
 import { CHILD_TYPES, desiredObjects } from '../desired/index.ts';
 import { LABEL } from '../names.ts';
 
 /**
- * Step 3: every region's Deployments, Services, PodDisruptionBudgets and Ingress, by server-side apply
- * under the `gatehouse-operator` field manager (forced: the operator owns these fields; fields other
- * managers add, such as an HPA's replicas on another field, are kept). Applying an unchanged object
- * changes nothing on the server, so this runs on every reconcile.
+ * Step 3: every region's Deployments, Services, PodDisruptionBudgets, Ingress and NetworkPolicies, by
+ * server-side apply under the `gatehouse-operator` field manager (forced: the operator owns these
+ * fields). A Deployment that a HorizontalPodAutoscaler scales is applied without `spec.replicas`, so
+ * the operator gives up that field and never undoes the autoscaler's count (Kubernetes' advice for
+ * HPA-managed workloads). Applying an unchanged object changes nothing, so this runs on every reconcile.
  */
 export const ensureWorkloads: Step = async function ensureWorkloads(ctx, deps) {
+  const namespace = ctx.app.metadata.namespace;
+  const hpas = await deps.client.list<{ spec?: { scaleTargetRef?: { kind?: string; name?: string } } }>(
+    resourcePath(HPAS, namespace),
+  );
+  const autoscaled = new Set(
+    hpas.items
+      .map((h) => h.spec?.scaleTargetRef)
+      .filter((t) => t?.kind === 'Deployment')
+      .map((t) => t?.name),
+  );
   for (const { type, object } of desiredObjects(ctx.app, deps.defaults)) {
-    const { namespace, name } = object.metadata;
+    const { name } = object.metadata;
+    if (type === DEPLOYMENTS && autoscaled.has(name)) delete (object.spec as { replicas?: number }).replicas;
     await deps.client.apply(resourcePath(type, namespace, name), object, FIELD_MANAGER);
   }
 };
