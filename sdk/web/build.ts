@@ -12,6 +12,8 @@
  *
  * As a script: node sdk/web/build.ts [--out DIR] [--no-minify]   (default DIR: sdk/web/dist)
  */
+
+import { createHash } from 'node:crypto';
 import {
   mkdirSync,
   mkdtempSync,
@@ -78,6 +80,11 @@ async function bundle(
   return { file: path.split('/').pop() as string, path: resolve(path), bytes: info.bytes };
 }
 
+/** The file's Subresource Integrity value (`sha384-…`). */
+export function sri(path: string): string {
+  return `sha384-${createHash('sha384').update(readFileSync(path)).digest('base64')}`;
+}
+
 /** Writes `<path>.br` and `<path>.gz`, the forms servers send to browsers that accept them. */
 export function precompress(path: string): void {
   const body = readFileSync(path);
@@ -109,6 +116,10 @@ export async function buildWidget(options: { outDir?: string; minify?: boolean }
       __GATEHOUSE_UI_FILE__: JSON.stringify(ui.file),
       __GATEHOUSE_WORKER_FILE__: JSON.stringify(worker.file),
       __GATEHOUSE_VERSION__: JSON.stringify(pkg.version),
+      // Subresource Integrity of the lazily loaded files: the loader may fetch them from a standby host.
+      __GATEHOUSE_SRI__: JSON.stringify(
+        Object.fromEntries([ui, worker, i18n].map((f) => [f.file, sri(f.path)])),
+      ),
     };
     const loader = await bundle(join(here, 'src/loader.ts'), 'gatehouse', scratch, minify, names);
     const compat = await bundle(join(here, 'src/compat/index.ts'), 'gatehouse-compat', scratch, minify, {

@@ -22,10 +22,13 @@ import { isInternalRequest } from './internal-listener.ts';
 import type { MainHealth, Mode } from './main-health.ts';
 import { startOfflineChallenge, submitOfflineChallenge } from './offline-challenges.ts';
 import type { SnapshotKeeper } from './snapshot.ts';
+import type { WidgetMirror } from './widget-mirror.ts';
 
 export interface StandbyDeps {
   health: MainHealth;
   snapshots: SnapshotKeeper;
+  /** The main API's widget files, served by the bypass role (issue 12); none in some unit tests. */
+  widget?: WidgetMirror;
   store: ConsumptionStore;
   /** The outage log and revoked keys, in the shared store (core/src/offline-trust.ts). */
   trust: OfflineTrust;
@@ -125,6 +128,11 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
 
   const online = serviceOnline(deps.health);
   if (role === 'bypass') {
+    // The widget's files, whatever the main API's state: a page whose main API is down loads them here.
+    router.get('/widget/:file', function widgetFile(ctx) {
+      if (!deps.widget?.serve(ctx, ctx.params.file ?? ''))
+        throw new GatehouseError('not_found', 'No such widget file.');
+    });
     router.options('/v1/challenge/:step', openCors, function preflight(ctx) {
       ctx.status = 204;
     });

@@ -14,6 +14,7 @@ const schema = z.object({
   STANDBY_DATA_DIR: z.string().default('.gatehouse-data/standby'),
   STANDBY_STORE_URL: z.string().optional(),
   STANDBY_SYNC_TOKEN: z.string().optional(),
+  STANDBY_WIDGET_SOURCE_URL: z.url().optional(),
   GATEHOUSE_REGION: z
     .string()
     .regex(STANDBY_REGION, 'GATEHOUSE_REGION must be 1 to 32 characters of a-z, 0-9 or -')
@@ -35,6 +36,8 @@ export type StandbyConfig = {
   /** Where `/internal/v1/mode` is served alone (no Ingress routes it); unset: on the role ports too. */
   internalPort: number | undefined;
   mainApiUrl: string;
+  /** Where the widget files are copied from (the main API's public /widget/); default MAIN_API_URL. */
+  widgetSourceUrl: string;
   dataDir: string;
   storeUrl: string | undefined;
   /**
@@ -67,6 +70,7 @@ export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): Standby
     fallbackPort: e.STANDBY_FALLBACK_PORT,
     internalPort: e.STANDBY_INTERNAL_PORT,
     mainApiUrl: e.MAIN_API_URL.replace(/\/+$/, ''),
+    widgetSourceUrl: (e.STANDBY_WIDGET_SOURCE_URL ?? e.MAIN_API_URL).replace(/\/+$/, ''),
     dataDir: e.STANDBY_DATA_DIR,
     storeUrl: e.STANDBY_STORE_URL || undefined,
     syncToken: e.STANDBY_SYNC_TOKEN || undefined,

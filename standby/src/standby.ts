@@ -18,6 +18,7 @@ import { internalListener } from './internal-listener.ts';
 import { MainHealth } from './main-health.ts';
 import { MemoryOutageBoard, type OutageBoard, RedisOutageBoard } from './outage-board.ts';
 import { SnapshotKeeper } from './snapshot.ts';
+import { WidgetMirror } from './widget-mirror.ts';
 
 export interface RunningStandby {
   /** URLs by role, e.g. `{ bypass: 'http://127.0.0.1:8081' }`. */
@@ -25,6 +26,8 @@ export interface RunningStandby {
   urls: Partial<Record<'bypass' | 'fallback' | 'internal', string>>;
   health: MainHealth;
   snapshots: SnapshotKeeper;
+  /** The copy of the main API's widget files served at /widget/ (bypass role). */
+  widget: WidgetMirror;
   close(): Promise<void>;
 }
 
@@ -71,8 +74,17 @@ export async function startStandby(
     config.region,
   );
   if (snapshots.loadFromDisk()) logger.info(snapshots.status(), 'snapshot loaded from disk');
-  const refresh = () =>
-    snapshots.refresh().catch((err: Error) => logger.warn({ err: err.message }, 'snapshot refresh failed'));
+  const widget = new WidgetMirror(config.widgetSourceUrl, join(config.dataDir, 'widget'));
+  if (widget.loadFromDisk()) logger.info(widget.status(), 'widget files loaded from disk');
+  // Not awaited by the start: the main API may be building its widget on the first request.
+  const copyWidget = () =>
+    widget.refresh().catch((err: Error) => logger.warn({ err: err.message }, 'widget copy failed'));
+  const refresh = () => {
+    void copyWidget();
+    return snapshots
+      .refresh()
+      .catch((err: Error) => logger.warn({ err: err.message }, 'snapshot refresh failed'));
+  };
   health.on('change', (state) => {
     logger.warn(
       { main: state },
@@ -94,6 +106,7 @@ export async function startStandby(
     const app = createStandbyApp(role, {
       health,
       snapshots,
+      widget,
       store,
       trust,
       logger: logger.child({ role }),
@@ -120,6 +133,7 @@ export async function startStandby(
     urls,
     health,
     snapshots,
+    widget,
     async close() {
       health.stop();
       clearInterval(refresher);

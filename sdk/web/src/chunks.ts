@@ -25,28 +25,96 @@ export function chunkUrl(file: string): string {
   return new URL(file, scriptUrl).href;
 }
 
-let ui: Promise<ChallengeUi> | undefined;
+declare const __GATEHOUSE_SRI__: Record<string, string> | undefined;
+/** Subresource Integrity of each lazily loaded file, by name (build.ts); none when running the sources. */
+const SRI: Record<string, string> = typeof __GATEHOUSE_SRI__ === 'object' ? __GATEHOUSE_SRI__ : {};
+/** A host that swallows packets costs at most this long before the next one is tried. */
+const CHUNK_TIMEOUT_MS = 8000;
 
 /**
- * Loads the challenge UI once, as a classic script (it needs no CORS headers, unlike a cross-origin
- * import()), which registers itself on a global.
+ * Where a lazily loaded file may come from, in order: beside gatehouse.js, then `/widget/` on each host
+ * (the main API first, then the standby hosts, which serve the same files: issue 12).
  */
-export function loadUi(): Promise<ChallengeUi> {
-  ui ??= new Promise<ChallengeUi>((resolve, reject) => {
-    const registered = () => (globalThis as Record<string, unknown>)[UI_GLOBAL] as ChallengeUi | undefined;
-    const ready = registered();
-    if (ready) return resolve(ready);
-    const el = document.createElement('script');
-    el.src = chunkUrl(UI_FILE);
-    el.async = true;
-    if (nonce) el.nonce = nonce;
-    el.onload = () => {
-      const loaded = registered();
-      loaded ? resolve(loaded) : reject(new Error('the challenge UI did not register'));
+export function chunkUrls(file: string, hosts: string[] = []): string[] {
+  return [...new Set([chunkUrl(file), ...hosts.map((h) => `${h.replace(/\/+$/, '')}/widget/${file}`)])];
+}
+
+/**
+ * Runs a classic script (it needs no CORS headers when no integrity is known, unlike a cross-origin
+ * import()) from the first URL that serves the expected bytes: with the build's SRI hash a wrong or
+ * tampered file fails like a dead host, and the next URL is tried.
+ */
+function loadScript(file: string, hosts: string[], done: () => boolean): Promise<void> {
+  const urls = chunkUrls(file, hosts);
+  return new Promise((resolve, reject) => {
+    const attempt = (i: number) => {
+      const url = urls[i];
+      if (!url) return reject(new Error(`cannot load ${file} (tried ${urls.join(', ')})`));
+      const el = document.createElement('script');
+      el.src = url;
+      el.async = true;
+      if (nonce) el.nonce = nonce;
+      const integrity = SRI[file];
+      if (integrity) {
+        el.integrity = integrity;
+        el.crossOrigin = 'anonymous';
+      }
+      let settled = false;
+      const next = () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (done()) return resolve();
+        attempt(i + 1);
+      };
+      const timer = setTimeout(next, CHUNK_TIMEOUT_MS);
+      el.onload = () => {
+        settled = true;
+        clearTimeout(timer);
+        resolve();
+      };
+      el.onerror = () => {
+        el.remove();
+        next();
+      };
+      document.head.appendChild(el);
     };
-    el.onerror = () => reject(new Error(`cannot load ${el.src}`));
-    document.head.appendChild(el);
-  }).catch((error) => {
+    attempt(0);
+  });
+}
+
+/** A lazily loaded file's bytes from the first URL that serves the expected ones (the worker's source). */
+export async function fetchChunk(file: string, hosts: string[], signal: AbortSignal): Promise<Blob> {
+  const urls = chunkUrls(file, hosts);
+  for (const url of urls) {
+    const own = new AbortController();
+    const abort = () => own.abort();
+    signal.addEventListener('abort', abort);
+    const timer = setTimeout(abort, CHUNK_TIMEOUT_MS);
+    try {
+      const res = await fetch(url, { integrity: SRI[file] ?? '', credentials: 'omit', signal: own.signal });
+      if (res.ok) return await res.blob();
+    } catch (error) {
+      if (signal.aborted) throw error;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', abort);
+    }
+  }
+  throw new Error(`cannot load ${file} (tried ${urls.join(', ')})`);
+}
+
+let ui: Promise<ChallengeUi> | undefined;
+
+/** Loads the challenge UI once (from the first host that serves it), which registers itself on a global. */
+export function loadUi(hosts: string[] = []): Promise<ChallengeUi> {
+  const registered = () => (globalThis as Record<string, unknown>)[UI_GLOBAL] as ChallengeUi | undefined;
+  ui ??= (async () => {
+    if (!registered()) await loadScript(UI_FILE, hosts, () => !!registered());
+    const loaded = registered();
+    if (!loaded) throw new Error('the challenge UI did not register');
+    return loaded;
+  })().catch((error) => {
     ui = undefined;
     throw error;
   });
@@ -60,23 +128,15 @@ let pack: Promise<Table> | undefined;
  * The translator for `lang`, after loading the language pack (i18n-pack.ts) once, as a classic script
  * like the UI; English needs none.
  */
-export function loadLanguage(lang: string): Promise<(key: LoaderKey) => string> {
+export function loadLanguage(lang: string, hosts: string[] = []): Promise<(key: LoaderKey) => string> {
   if (lang === 'en') return Promise.resolve(translator());
-  pack ??= new Promise<Table>((resolve, reject) => {
-    const registered = () => (globalThis as Record<string, unknown>)[I18N_GLOBAL] as Table | undefined;
-    const ready = registered();
-    if (ready) return resolve(ready);
-    const el = document.createElement('script');
-    el.src = chunkUrl(I18N_FILE);
-    el.async = true;
-    if (nonce) el.nonce = nonce;
-    el.onload = () => {
-      const table = registered();
-      table ? resolve(table) : reject(new Error('the language pack did not register'));
-    };
-    el.onerror = () => reject(new Error(`cannot load ${el.src}`));
-    document.head.appendChild(el);
-  }).catch((error) => {
+  const registered = () => (globalThis as Record<string, unknown>)[I18N_GLOBAL] as Table | undefined;
+  pack ??= (async () => {
+    if (!registered()) await loadScript(I18N_FILE, hosts, () => !!registered());
+    const table = registered();
+    if (!table) throw new Error('the language pack did not register');
+    return table;
+  })().catch((error) => {
     pack = undefined;
     throw error;
   });

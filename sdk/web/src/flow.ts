@@ -123,7 +123,10 @@ export async function verify(s: Session): Promise<Passed> {
     const round = new AbortController();
     const stop = () => round.abort();
     s.signal.addEventListener('abort', stop);
-    const pow = init.pow === undefined ? undefined : solvePow(init.pow, round.signal, s.progress);
+    const pow =
+      init.pow === undefined
+        ? undefined
+        : solvePow(init.pow, round.signal, s.progress, s.route.widgetHosts());
     pow?.catch(() => {});
     try {
       const passed = await play(s, base, init, pow, carry);

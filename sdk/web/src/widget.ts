@@ -71,9 +71,14 @@ export class Widget implements WidgetHandle {
     this.o = normalise(options, scriptUrl.origin);
     this.lang = widgetLanguage(this.o.lang);
     this.t = translator();
+    this.route = new Route({
+      apiServer: this.o.apiServer,
+      bypassServers: this.o.bypassServers,
+      loaderOrigin: scriptUrl.origin,
+    });
     // Other languages than English come with the language pack: relabel once it is there.
     if (this.lang !== 'en')
-      loadLanguage(this.lang).then(
+      loadLanguage(this.lang, this.route.widgetHosts()).then(
         (t) => {
           this.t = t;
           this.setState(this.state, this.statusKey);
@@ -81,11 +86,6 @@ export class Widget implements WidgetHandle {
         (error) => console.warn(`Gatehouse: ${error?.message ?? error}; the widget speaks English.`),
       );
     this.serverToken = this.o.serverToken;
-    this.route = new Route({
-      apiServer: this.o.apiServer,
-      bypassServers: this.o.bypassServers,
-      loaderOrigin: scriptUrl.origin,
-    });
     const { mode } = this.o;
 
     this.host.dataset.theme = this.o.theme;
@@ -355,7 +355,7 @@ export class Widget implements WidgetHandle {
       if (this.view) return this.view.replace(image, message);
       this.announce(this.t('loading'));
       const signal = this.abort?.signal;
-      loadUi().then(
+      loadUi(this.route.widgetHosts()).then(
         (ui) => {
           if (signal?.aborted) return;
           const host: ChallengeHost = {

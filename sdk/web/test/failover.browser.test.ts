@@ -201,6 +201,72 @@ describe.runIf(run)('web widget failover in Chromium', () => {
     }
   }, 60_000);
 
+  it("the standby serves the main API's widget files, byte for byte, and keeps them on disk", async () => {
+    await standby.widget.refresh();
+    const loader = await (await fetch(`${api.url}/widget/gatehouse.js`)).text();
+    const names = ['gatehouse.js', ...new Set(loader.match(/gatehouse-(ui|pow|i18n)\.[\w-]+\.js/g) ?? [])];
+    expect(names.length).toBe(4);
+    for (const name of names) {
+      const main = await fetch(`${api.url}/widget/${name}`);
+      const copy = await fetch(`${bypassUrl}/widget/${name}`);
+      expect(copy.status, name).toBe(200);
+      expect(copy.headers.get('access-control-allow-origin')).toBe('*');
+      expect(Buffer.from(await copy.arrayBuffer()).equals(Buffer.from(await main.arrayBuffer())), name).toBe(
+        true,
+      );
+    }
+    expect((await fetch(`${bypassUrl}/widget/gatehouse-ui.nope.js`)).status).toBe(404);
+    // The loader knows each chunk's SRI hash: the copies pass it (same bytes).
+    expect(loader).toMatch(/sha384-[A-Za-z0-9+/]{64}/);
+  });
+
+  it('a page whose loader came from the main API gets the worker and language pack from the standby when the main API is down (offline_, never co_)', async () => {
+    await standby.widget.refresh();
+    await standby.snapshots.refresh();
+    context = await browser.newContext({ locale: 'fr-FR' });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    const widgetFiles: string[] = [];
+    page.on('requestfinished', (r) => {
+      if (r.url().includes('/widget/gatehouse-')) widgetFiles.push(r.url());
+    });
+    // The loader straight from the main API, as the README shows; nothing else of the widget loaded yet.
+    await page.goto(
+      site.page(
+        '/main-loader.html',
+        `<!doctype html><html lang="fr"><head><script src="${api.url}/widget/gatehouse.js" async defer></script></head><body><form><div id="captcha"></div></form></body></html>`,
+      ),
+    );
+    await page.waitForFunction(() => 'Gatehouse' in window);
+    await api.pause();
+    try {
+      await waitFor('the standby to serve', () => standby.health.serving);
+      await render(page, { appKey: app.appKey, mode: 'embedded', lang: 'fr' });
+      const e = await outcome(page);
+      expect(e.type, JSON.stringify(e)).toBe('success');
+      expect((e as { token: string }).token).toMatch(/^offline_/);
+      const fromStandby = widgetFiles.filter((u) => u.startsWith(`${bypassUrl}/widget/`));
+      expect(
+        fromStandby.some((u) => /gatehouse-pow\./.test(u)),
+        widgetFiles.join(' '),
+      ).toBe(true);
+      expect(
+        fromStandby.some((u) => /gatehouse-i18n\./.test(u)),
+        widgetFiles.join(' '),
+      ).toBe(true);
+      await expect
+        .poll(() =>
+          page.evaluate(
+            () => document.querySelector('#captcha > div')?.shadowRoot?.querySelector('.status')?.textContent,
+          ),
+        )
+        .toBe('Vérifié');
+    } finally {
+      await api.resume();
+      await waitFor('the standby to stand down', () => !standby.health.serving, 15_000);
+    }
+  }, 60_000);
+
   it('main API → standby (offline_) → client-only (co_) → main API again (pt_)', async () => {
     const { page, inits, logged } = await widgetPage(app.appKey);
 
