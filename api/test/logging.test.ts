@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IN_CI, startTestApi, type TestApi } from './harness.ts';
+import { IN_CI, startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
 
 /*
  * What a person running Gatehouse reads: probes out of the info log, readable lines in a terminal and
@@ -117,7 +117,8 @@ const scriptAvailable = (() => {
   return false;
 })();
 
-describe('log format', { timeout: 90_000 }, () => {
+// The format does not depend on the database: once, in the embedded-database project, is enough.
+describe.runIf(TEST_DATABASE === 'pglite')('log format', { timeout: 90_000 }, () => {
   it.runIf(scriptAvailable)('is readable in a terminal: no JSON, a level word and the message', async () => {
     const server = startServer(true, {});
     try {
