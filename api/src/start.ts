@@ -102,6 +102,7 @@ const ROLES: Role[] = [
         publicApiUrl: demoConfig.publicApiUrl,
         appKey: creds.appKey,
         appSecret: creds.appSecret,
+        standbyUrls: config.standby.bypassUrls,
         logger: api.runtime.logger.child({ role: 'demo' }),
       });
       return {

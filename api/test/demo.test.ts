@@ -71,9 +71,13 @@ describe.runIf(run)('npm start (api/src/start.ts): API and demo site', () => {
     expect(statSync(join(dataDir, 'demo-app.json')).mode & 0o777).toBe(0o600);
   });
 
-  it('the demo page loads the widget from the API, which serves it and the files it loads', async () => {
+  it('the demo page loads the widget from the API (else from the standby hosts), which serves it and the files it loads', async () => {
     const page = await (await fetch(`${demo}/login`)).text();
-    expect(page).toContain(`<script src="${api}/widget/gatehouse.js" async defer></script>`);
+    // The embed that survives an outage: the API first, then each standby host (issue 12).
+    expect(page).toMatch(
+      new RegExp(`\\(\\["${api}/widget/gatehouse\\.js"(,"http://[^"]+/widget/gatehouse\\.js")*\\],0\\)`),
+    );
+    expect(page).toContain(`data-gatehouse-api-server="${api}"`);
     expect(page).toContain(`data-gatehouse-app-key="${appKey}"`);
     expect(page).toContain('data-gatehouse-action="login"');
     const loader = await fetch(`${api}/widget/gatehouse.js`);

@@ -60,9 +60,22 @@ document.getElementById('reverify').addEventListener('click', function () {
   window.Gatehouse && window.Gatehouse.reverify('#gatehouse').catch(function () {});
 });`;
 
-/** GET /login: the form, protected by the widget loaded from the API's origin. */
-export function loginPage(options: { apiUrl: string; appKey: string }): string {
-  const script = `<script src="${html(options.apiUrl)}/widget/gatehouse.js" async defer></script>`;
+/**
+ * The embed that survives its first host being down (docs/widget-failover.md, "An embed that survives
+ * an outage"): gatehouse.js from the main API, else from each standby host in turn, moving on after an
+ * error or 4 s; the loader ignores a second copy of itself. The same bytes are served everywhere.
+ */
+export function fallbackEmbed(hosts: string[]): string {
+  const list = JSON.stringify(hosts.map((h) => `${h.replace(/\/+$/, '')}/widget/gatehouse.js`)).replace(
+    /</g,
+    '\\u003c',
+  );
+  return `<script>(function(u,i){function n(){if(window.Gatehouse||i>=u.length)return;var s=document.createElement('script'),t=setTimeout(n,4000);s.src=u[i++];s.async=true;s.onload=function(){clearTimeout(t)};s.onerror=function(){clearTimeout(t);n()};document.head.appendChild(s)}n()})(${list},0)</script>`;
+}
+
+/** GET /login: the form, protected by the widget loaded from the API, else from a standby host. */
+export function loginPage(options: { apiUrl: string; appKey: string; standbyUrls?: string[] }): string {
+  const script = fallbackEmbed([options.apiUrl, ...(options.standbyUrls ?? [])]);
   return layout(
     'Sign in',
     `<main>
@@ -72,7 +85,7 @@ The Gatehouse widget verifies you; this site's backend validates its token with 
 <form method="post" action="/login">
 <label>Username <input name="username" autocomplete="username" required></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<div class="widget" id="gatehouse" data-gatehouse-app-key="${html(options.appKey)}" data-gatehouse-action="${LOGIN_ACTION}" data-gatehouse-field-name="${TOKEN_FIELD}" data-gatehouse-callback="demoVerified" data-gatehouse-unverified-callback="demoUnverified"></div>
+<div class="widget" id="gatehouse" data-gatehouse-app-key="${html(options.appKey)}" data-gatehouse-action="${LOGIN_ACTION}" data-gatehouse-field-name="${TOKEN_FIELD}" data-gatehouse-api-server="${html(options.apiUrl)}" data-gatehouse-callback="demoVerified" data-gatehouse-unverified-callback="demoUnverified"></div>
 <p class="outcome skip" id="unverified" hidden>We couldn't check that you're human right now (the verification service is unreachable).
 This site refuses unverified sign-ins: <button type="button" id="reverify">Try the verification again</button></p>
 <button type="submit">Sign in</button>

@@ -20,6 +20,8 @@ export interface DemoOptions {
   publicApiUrl?: string | undefined;
   appKey: string;
   appSecret: string;
+  /** The standby (bypass) hosts as the browser reaches them: the widget's embed falls back to them. */
+  standbyUrls?: string[];
   logger?: Logger;
 }
 
@@ -37,7 +39,11 @@ export function createDemoServer(options: DemoOptions): Server {
     appSecret: options.appSecret,
     baseUrl: options.apiUrl,
   });
-  const page = loginPage({ apiUrl: options.publicApiUrl ?? options.apiUrl, appKey: options.appKey });
+  const page = loginPage({
+    apiUrl: options.publicApiUrl ?? options.apiUrl,
+    appKey: options.appKey,
+    ...(options.standbyUrls ? { standbyUrls: options.standbyUrls } : {}),
+  });
 
   return createServer(async function demo(req, res) {
     try {

@@ -6,6 +6,7 @@ import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fallbackEmbed } from '../../../api/src/demo/pages.ts';
 import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
@@ -261,6 +262,37 @@ describe.runIf(run)('web widget failover in Chromium', () => {
           ),
         )
         .toBe('Vérifié');
+    } finally {
+      await api.resume();
+      await waitFor('the standby to stand down', () => !standby.health.serving, 15_000);
+    }
+  }, 60_000);
+
+  it('a page first opened during the outage, nothing cached: the fallback embed loads the widget from a standby host (offline_)', async () => {
+    await standby.widget.refresh();
+    await standby.snapshots.refresh();
+    await api.pause();
+    try {
+      await waitFor('the standby to serve', () => standby.health.serving);
+      context = await browser.newContext();
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(String(e)));
+      const loaders: string[] = [];
+      page.on('requestfinished', (r) => {
+        if (r.url().endsWith('/widget/gatehouse.js')) loaders.push(new URL(r.url()).origin);
+      });
+      await page.goto(
+        site.page(
+          '/outage-embed.html',
+          `<!doctype html><html><head>${fallbackEmbed([api.url, deadUrl, bypassUrl])}
+<script>window.events=[];function ok(t){events.push({type:'success',token:t})}function unverified(t){events.push({type:'unverified',token:t})}</script></head>
+<body><form><div id="captcha" data-gatehouse-app-key="${app.appKey}" data-gatehouse-action="login" data-gatehouse-mode="invisible" data-gatehouse-api-server="${api.url}" data-gatehouse-callback="ok" data-gatehouse-unverified-callback="unverified"></div></form></body></html>`,
+        ),
+      );
+      const e = await outcome(page);
+      expect(e.type, JSON.stringify(e)).toBe('success');
+      expect((e as { token: string }).token).toMatch(/^offline_/);
+      expect(loaders).toEqual([bypassUrl]);
     } finally {
       await api.resume();
       await waitFor('the standby to stand down', () => !standby.health.serving, 15_000);
