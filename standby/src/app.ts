@@ -25,6 +25,8 @@ import type { SnapshotKeeper } from './snapshot.ts';
 import type { WidgetMirror } from './widget-mirror.ts';
 
 export interface StandbyDeps {
+  /** The region this standby serves, reported by /status (the main API's console shows it). */
+  region?: string;
   health: MainHealth;
   snapshots: SnapshotKeeper;
   /** The main API's widget files, served by the bypass role (issue 12); none in some unit tests. */
@@ -113,7 +115,12 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
     ctx.body = { status: 'ready', role };
   });
   router.get('/status', function status(ctx) {
-    ctx.body = { role, ...deps.health.status(), snapshot: deps.snapshots.status() };
+    ctx.body = {
+      role,
+      ...(deps.region ? { region: deps.region } : {}),
+      ...deps.health.status(),
+      snapshot: deps.snapshots.status(),
+    };
   });
   router.post('/internal/v1/mode', async function setMode(ctx) {
     const header = ctx.get('Authorization');

@@ -104,6 +104,7 @@ export async function startStandby(
   const urls: RunningStandby['urls'] = {};
   for (const role of roles) {
     const app = createStandbyApp(role, {
+      region: config.region,
       health,
       snapshots,
       widget,

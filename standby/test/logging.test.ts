@@ -47,4 +47,9 @@ describe('standby request log', () => {
     expect(logged.filter((p) => p === '/status')).toHaveLength(2);
     for (const probe of ['/healthz', '/readyz', '/metrics']) expect(logged).not.toContain(probe);
   });
+
+  it("says which region it serves in /status, for the main API's console", async () => {
+    const status = (await (await fetch(`${standby.urls.bypass!}/status`)).json()) as Record<string, unknown>;
+    expect(status).toMatchObject({ role: 'bypass', region: expect.any(String), main: expect.any(String) });
+  });
 });
