@@ -103,7 +103,8 @@ func TestRealAPIWrongActionIsNotAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !v.Valid || v.Accepted || v.Action != "register" || !v.Accepts("register") || v.Accepts("login") {
+	// The API checks the expected action: the token_action_mismatch verdict, naming the token's action.
+	if v.Valid || v.Accepted || v.Action != "register" || v.ErrorCode != gatehouse.CodeTokenActionMismatch || v.Accepts("login") {
 		t.Fatalf("verdict %+v", v)
 	}
 }
@@ -214,7 +215,7 @@ func TestRealAPIDiscoveryRoutesOfflineTokensToThePublishedFallbackHost(t *testin
 	}
 	fallback.mu.Lock()
 	defer fallback.mu.Unlock()
-	if len(fallback.requests) != 1 || !strings.HasPrefix(fallback.requests[0], `POST /api/validate {"idempotency_key":"idem_`) {
+	if len(fallback.requests) != 1 || !strings.HasPrefix(fallback.requests[0], `POST /api/validate {"action":"login","idempotency_key":"idem_`) {
 		t.Fatalf("fallback host got %q", fallback.requests)
 	}
 }

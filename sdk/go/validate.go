@@ -75,6 +75,12 @@ func (c *Client) Validate(ctx context.Context, token string, params *ValidatePar
 	if p.ClientIP != "" {
 		body["client_ip"] = p.ClientIP
 	}
+	// The API checks the action too (token_action_mismatch); Accepted checks it here as well, for hosts
+	// that do not (an older API, the standby's fallback). A string no token can carry as its action is
+	// not sent: the API would refuse the request, and Accepted is false for it anyway.
+	if actionPattern.MatchString(p.ExpectedAction) {
+		body["action"] = p.ExpectedAction
+	}
 	raw, _ := json.Marshal(body)
 	a, err := c.send(ctx, route, request{method: "POST", contentType: "application/json", body: raw})
 	if err != nil {
@@ -89,6 +95,9 @@ func (c *Client) Validate(ctx context.Context, token string, params *ValidatePar
 	}
 	return nil, errorFromAnswer(a)
 }
+
+// actionPattern is what an action can be (the API's rule).
+var actionPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
 // newIdempotencyKey returns idem_ and a random UUID (version 4).
 func newIdempotencyKey() string {

@@ -52,9 +52,14 @@ describe('@gatehouse/node against a real API', () => {
     expect(replay).toMatchObject({ valid: false, accepted: false, errorCode: 'token_already_used' });
   });
 
-  it('a token minted for another action is valid but not accepted', async () => {
+  it('a token minted for another action is the token_action_mismatch verdict (the API checks it)', async () => {
     const verdict = await gh.validate(await passToken('register'), { expectedAction: 'login' });
-    expect(verdict).toMatchObject({ valid: true, accepted: false, action: 'register' });
+    expect(verdict).toMatchObject({
+      valid: false,
+      accepted: false,
+      action: 'register',
+      errorCode: 'token_action_mismatch',
+    });
   });
 
   it('forged and unknown tokens are token_not_found verdicts', async () => {

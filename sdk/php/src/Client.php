@@ -108,6 +108,12 @@ final class Client
         if (isset($options['client_ip'])) {
             $body['client_ip'] = $options['client_ip'];
         }
+        // The API checks the action too (token_action_mismatch); `accepted` checks it here as well, for
+        // hosts that do not (an older API, the standby's fallback). A string no token can carry as its
+        // action is not sent: the API would refuse the request, and `accepted` is false for it anyway.
+        if (is_string($options['expected_action'] ?? null) && preg_match('/^[A-Za-z0-9_.:-]{1,64}$/D', $options['expected_action']) === 1) {
+            $body['action'] = $options['expected_action'];
+        }
         $answer = $this->transport->send($route, 'POST', json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES), 'application/json');
         // 5. A success is a verdict; so are the token errors. Anything else throws.
         if ($answer->isSuccess()) {

@@ -90,10 +90,11 @@ final class IntegrationTest extends TestCase
     public function testWrongActionIsNotAccepted(): void
     {
         $verdict = self::client()->validate(self::solve('register'), ['expected_action' => 'login']);
-        self::assertTrue($verdict->valid);
+        // The API checks the expected action: the token_action_mismatch verdict, naming the token's action.
+        self::assertFalse($verdict->valid);
         self::assertFalse($verdict->accepted);
         self::assertSame('register', $verdict->action);
-        self::assertTrue($verdict->accepts('register'));
+        self::assertSame('token_action_mismatch', $verdict->errorCode);
     }
 
     public function testForgedAndClientOnlyTokens(): void
