@@ -135,6 +135,12 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Invisible below score').fill('0');
     await page.getByLabel('click').uncheck();
     await page.getByLabel('select').uncheck();
+    await page.getByLabel('Other policy fields (JSON)').fill('{"rate_limit": ');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('alert').filter({ hasText: 'must be a JSON object' }).waitFor();
+    await page
+      .getByLabel('Other policy fields (JSON)')
+      .fill('{"rate_limit": {"ip_per_minute": 500, "high_risk_ip_per_minute": 100}}');
 
     // The preview judges the policy as the form holds it, before it is saved.
     await page.getByLabel('Automation reported (webdriver)').check();
@@ -158,7 +164,13 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
       client_ip_policy: 'reject',
       allowed_domains: ['store.test', 'www.store.test'],
       monthly_quota: 5000,
-      risk_policy: { invisible_below: 0, image_below: 101, high: 'hard', image_kinds: ['slide'] },
+      risk_policy: {
+        invisible_below: 0,
+        image_below: 101,
+        high: 'hard',
+        image_kinds: ['slide'],
+        rate_limit: { ip_per_minute: 500, high_risk_ip_per_minute: 100 },
+      },
     });
 
     // Usage from the rollups, and the decisions with their reasons.

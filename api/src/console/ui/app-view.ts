@@ -27,14 +27,32 @@ function formOf(app: Json) {
     image_below: String(policy.image_below),
     high: policy.high as string,
     image_kinds: policy.image_kinds as string[],
+    other_policy: JSON.stringify(otherFields(app.risk_policy), null, 2),
   };
 }
 type Form = ReturnType<typeof formOf>;
 
-/** The risk policy the form describes: the stored policy with the tier fields replaced. */
+const TIER_FIELDS = ['invisible_below', 'image_below', 'high', 'image_kinds'];
+
+/** The policy fields the form has no input for (velocity, rate limits, reputation lists), edited as JSON. */
+function otherFields(policy: Json): Json {
+  return Object.fromEntries(Object.entries(policy ?? {}).filter(([k]) => !TIER_FIELDS.includes(k)));
+}
+
+/** The other fields as typed; undefined when the text is not a JSON object (the form says so). */
+function parseOther(text: string): Json | undefined {
+  try {
+    const value = JSON.parse(text.trim() || '{}');
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The risk policy the form describes: the other fields as typed, then the tier fields. */
 function policyOf(app: Json, f: Form) {
   return {
-    ...app.risk_policy,
+    ...(parseOther(f.other_policy) ?? otherFields(app.risk_policy)),
     invisible_below: Number(f.invisible_below),
     image_below: Number(f.image_below),
     high: f.high,
@@ -100,6 +118,10 @@ export function AppView(props: { appKey: string; back: () => void }) {
   };
   const save = (e: Event) => {
     e.preventDefault();
+    if (parseOther(form.other_policy) === undefined) {
+      setMessage({ text: 'Other policy fields must be a JSON object.', error: true });
+      return;
+    }
     void act(() => api('PATCH', `/admin/v1/apps/${app.app_key}`, patchOf(app, form)), 'Settings saved.');
   };
   const field = (id: string, label: string, input: unknown, hint?: string) =>
@@ -169,6 +191,9 @@ export function AppView(props: { appKey: string; back: () => void }) {
               <label for=${`kind-${k}`}>${k}</label></div>`,
           )}
         </fieldset>
+        <div class="field"><label for="other-policy">Other policy fields (JSON)</label>
+          <textarea id="other-policy" rows="4" spellcheck="false" aria-describedby="other-policy-hint" value=${form.other_policy} onInput=${set('other_policy')}></textarea>
+          <p class="hint" id="other-policy-hint">velocity, rate_limit, reputation (docs/cli.md lists them); {} for the defaults.</p></div>
       </fieldset>
       ${!managed && html`<button type="submit">Save settings</button>`}
     </form>
