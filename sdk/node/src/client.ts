@@ -60,6 +60,8 @@ export interface ServerToken {
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
 /** What an action can be (the API's rule): anything else is never sent as one. */
 const ACTION = /^[A-Za-z0-9_.:-]{1,64}$/;
+/** What an action can be (the API's rule): anything else is never sent as one. */
+const ACTION = /^[A-Za-z0-9_.:-]{1,64}$/;
 const VALIDATE_OPTIONS = ['clientIp', 'expectedAction', 'idempotencyKey'];
 const ISSUE_OPTIONS = ['action', 'ttl', 'maxUses', 'bindIp', 'bindDeviceId', 'bindFingerprint', 'bindUid'];
 
@@ -116,6 +118,10 @@ export class Gatehouse {
       idempotency_key: idempotencyKey ?? `idem_${randomUUID()}`,
     };
     if (clientIp !== undefined) body.client_ip = clientIp;
+    // The API checks the action too (token_action_mismatch); the verdict's `accepted` checks it here as well,
+    // for hosts that do not (an older API, the standby's fallback). A string no token can carry as its
+    // action is not sent: the API would refuse the request, and `accepted` is false for it anyway.
+    if (expectedAction !== undefined && ACTION.test(expectedAction)) body.action = expectedAction;
     // The API checks the action too (token_action_mismatch); the verdict's `accepted` checks it here as well,
     // for hosts that do not (an older API, the standby's fallback). A string no token can carry as its
     // action is not sent: the API would refuse the request, and `accepted` is false for it anyway.
