@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_TOKEN_LENGTH, PREFIX } from '@gatehouse/core/tokens/prefix';
-import {
-  type Answer,
-  errorFromAnswer,
-  GatehouseApiError,
-  GatehouseConfigError,
-  GatehouseConnectionError,
-  GatehouseUnavailableError,
-} from './errors.ts';
+import { type Answer, errorFromAnswer, GatehouseApiError, GatehouseConfigError } from './errors.ts';
 import { type GatehouseOptions, resolveOptions } from './options.ts';
 import { StandbyDirectory } from './standby.ts';
 import { Transport } from './transport.ts';
@@ -58,8 +51,6 @@ export interface ServerToken {
 }
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
-/** What an action can be (the API's rule): anything else is never sent as one. */
-const ACTION = /^[A-Za-z0-9_.:-]{1,64}$/;
 /** What an action can be (the API's rule): anything else is never sent as one. */
 const ACTION = /^[A-Za-z0-9_.:-]{1,64}$/;
 const VALIDATE_OPTIONS = ['clientIp', 'expectedAction', 'idempotencyKey'];
@@ -122,17 +113,9 @@ export class Gatehouse {
     // for hosts that do not (an older API, the standby's fallback). A string no token can carry as its
     // action is not sent: the API would refuse the request, and `accepted` is false for it anyway.
     if (expectedAction !== undefined && ACTION.test(expectedAction)) body.action = expectedAction;
-    // The API checks the action too (token_action_mismatch); the verdict's `accepted` checks it here as well,
-    // for hosts that do not (an older API, the standby's fallback). A string no token can carry as its
-    // action is not sent: the API would refuse the request, and `accepted` is false for it anyway.
-    if (expectedAction !== undefined && ACTION.test(expectedAction)) body.action = expectedAction;
     // 4. offline_: the backup hosts, then the main API; anything else: the main API (transport.ts).
     const route = await this.#transport.validationRoute(passToken);
-    const answer = await this.#transport
-      .send({ path: '/v1/validate', body: { json: body } }, route)
-      .catch((error: unknown) => {
-        throw unavailable(error) ?? error;
-      });
+    const answer = await this.#transport.send({ path: '/v1/validate', body: { json: body } }, route);
     // 5. A success is a verdict; so are the token errors. Anything else throws.
     if (answer.envelope?.code === 0) {
       return verdictFromData(answer.envelope.data, flags, expectedAction, answer.requestId);
@@ -142,8 +125,7 @@ export class Gatehouse {
       const details = answer.envelope?.code === -1 ? answer.envelope.data : undefined;
       return refusedVerdict(code as TokenErrorCode, flags, answer.requestId, details);
     }
-    const error = errorFromAnswer(answer);
-    throw unavailable(error) ?? error;
+    throw errorFromAnswer(answer);
   }
 
   /**
@@ -185,24 +167,6 @@ export class Gatehouse {
     });
     return serverToken(answer);
   }
-}
-
-/**
- * Gatehouse out of reach (no answer; a 502/503/504 other than service_online, from it or its proxy): the
- * token could not be checked, so the caller should have the page verify again (GatehouseUnavailableError).
- */
-function unavailable(error: unknown): GatehouseUnavailableError | undefined {
-  const outage =
-    error instanceof GatehouseConnectionError ||
-    (error instanceof GatehouseApiError &&
-      [502, 503, 504].includes(error.status ?? 0) &&
-      error.code !== 'service_online');
-  if (!outage || error instanceof GatehouseUnavailableError) return undefined;
-  const e = error as GatehouseConnectionError | GatehouseApiError;
-  return new GatehouseUnavailableError(
-    `Gatehouse is unavailable, so this token could not be validated (${e.message}). Have the page verify again (Gatehouse.reverify in the widget): it gets an offline_ token from a standby host.`,
-    { code: 'service_unavailable', status: e.status, requestId: e.requestId, cause: e },
-  );
 }
 
 function serverToken(answer: Answer): ServerToken {
