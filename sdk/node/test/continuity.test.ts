@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
+import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
@@ -26,6 +27,8 @@ async function waitFor(what: string, check: () => boolean, ms = 10_000) {
 
 describe('continuity: headless client and server SDK against a real API and standby', () => {
   const store = new MemoryConsumptionStore();
+  // The outage log and revocations, shared in memory as the store is (Redis in production).
+  const trust = new MemoryOfflineTrust();
   let api: TestApi;
   const standbys: RunningStandby[] = [];
   let app: { appKey: string; appSecret: string };
@@ -35,7 +38,7 @@ describe('continuity: headless client and server SDK against a real API and stan
   const offlineTokens: string[] = [];
 
   beforeAll(async () => {
-    api = await startTestApi({}, undefined, { offlineStore: store });
+    api = await startTestApi({}, undefined, { offlineStore: store, offlineTrust: trust });
     app = await api.createApp({ name: 'continuity', test_mode: true });
     strict = await api.createApp({ name: 'strict' });
     for (let i = 0; i < 2; i++) {
@@ -44,12 +47,12 @@ describe('continuity: headless client and server SDK against a real API and stan
         STANDBY_BYPASS_PORT: '0',
         STANDBY_FALLBACK_PORT: '0',
         STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'sdk-standby-')),
-        STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
         STANDBY_PROBE_INTERVAL_MS: '50',
         STANDBY_PROBE_TIMEOUT_MS: '200',
         STANDBY_RECOVER_AFTER: '2',
       });
-      standbys.push(await startStandby(config, { store, logger: pino({ level: 'silent' }) }));
+      standbys.push(await startStandby(config, { store, trust, logger: pino({ level: 'silent' }) }));
     }
     // What STANDBY_BYPASS_URLS / STANDBY_FALLBACK_URLS would publish (the ports were only known now).
     api.config.standby.bypassUrls = standbys.map((s) => s.urls.bypass!);
