@@ -18,6 +18,7 @@ const SETTINGS = {
   'runtime-secret': { env: 'GATEHOUSE_RUNTIME_SECRET', schema: z.string().default('gatehouse-runtime') },
   'watch-namespace': { env: 'WATCH_NAMESPACE', schema: z.string().optional() },
   'leader-elect': { env: 'LEADER_ELECT', schema: z.enum(['true', 'false']).default('true') },
+  'manage-crd': { env: 'MANAGE_CRD', schema: z.enum(['true', 'false']).default('true') },
   'leader-election-namespace': { env: 'POD_NAMESPACE', schema: z.string().default('gatehouse-system') },
   'leader-election-id': {
     env: 'LEADER_ELECTION_ID',
@@ -66,6 +67,8 @@ export interface OperatorConfig {
   runtimeSecret: string;
   watchNamespace: string | undefined;
   leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
+  /** The leader upgrades the App CRD when the cluster's is older than this operator (crd-upgrade.ts). */
+  manageCrd: boolean;
   healthPort: number;
   metricsPort: number;
   bindAddress: string;
@@ -111,6 +114,7 @@ export function loadOperatorConfig(
       name: r['leader-election-id'],
       identity: `${env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`,
     },
+    manageCrd: r['manage-crd'] === 'true',
     healthPort: r['health-port'],
     metricsPort: r['metrics-port'],
     bindAddress: r['bind-address'],

@@ -8,6 +8,7 @@ import { AppController } from './controllers/app-controller.ts';
 import type { ControllerDeps, ObservedDeployment } from './controllers/context.ts';
 import { CHILD_TYPES } from './controllers/desired/index.ts';
 import { LABEL, MANAGED_BY } from './controllers/names.ts';
+import { upgradeCrd } from './crd-upgrade.ts';
 import { MainApiProber, type ProbeFn } from './health/prober.ts';
 import { endpointSliceTargets, StandbySwitch, type StandbyTargets } from './health/standby-switch.ts';
 import { ControllerRunner } from './runtime/controller-runner.ts';
@@ -122,6 +123,7 @@ export class Manager {
   async #lead(): Promise<void> {
     const signal = this.#stop.signal;
     if (!this.#elector) {
+      if (this.#o.config.manageCrd) await upgradeCrd(this.client, this.#o.logger);
       const term = new AbortController();
       this.#running = this.#startControllers(term.signal);
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
@@ -133,6 +135,7 @@ export class Manager {
     while (!signal.aborted) {
       if (!(await this.#elector.acquire(signal))) break;
       this.metrics.leader.set(1);
+      if (this.#o.config.manageCrd) await upgradeCrd(this.client, this.#o.logger);
       // Everything this term does to the cluster, the admin API and the standby goes through clients
       // bound to `term`: aborting it cancels the calls in flight and refuses new ones, so a replica
       // that lost the lease stops acting at once rather than when its reconciles finish.

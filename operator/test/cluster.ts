@@ -123,6 +123,7 @@ export function testConfig(
       name: 'gatehouse-operator-leader',
       identity: `test-${Math.random().toString(36).slice(2, 8)}`,
     },
+    manageCrd: false,
     healthPort: 0,
     metricsPort: 0,
     bindAddress: '127.0.0.1',

@@ -9,8 +9,10 @@ import { startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../standby/src/standby.ts';
 import type { App } from '../src/api/v1alpha1/app-types.ts';
+import { appCrd } from '../src/api/v1alpha1/crd.ts';
 import { FINALIZER, SKIP_CLEANUP_ANNOTATION } from '../src/api/v1alpha1/groupversion.ts';
 import type { OperatorConfig } from '../src/config.ts';
+import { CRD_VERSION_ANNOTATION, OPERATOR_VERSION } from '../src/crd-upgrade.ts';
 import { httpProbe } from '../src/health/prober.ts';
 import { endpointSliceTargets } from '../src/health/standby-switch.ts';
 import type { Manager } from '../src/manager.ts';
@@ -431,5 +433,45 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
     expect(d.spec?.replicas).toBe(5);
     // Deployments without an HPA still follow the spec.
     expect((await admin.get<Obj>(resourcePath(DEPLOYMENTS, NS, 'h-eu-bypass'))).spec?.replicas).toBe(2);
+  }, 60_000);
+
+  it('CRD upgrade path: the leader upgrades an older App CRD, and leaves a newer one alone', async () => {
+    const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/apps.gatehouse.dev';
+    const field =
+      '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/regions/items/properties/standbyStoreSecretRef';
+    type Crd = {
+      metadata: { annotations?: Record<string, string> };
+      spec: { versions: { schema: unknown }[] };
+    };
+    const hasField = async () =>
+      JSON.stringify((await admin.get<Crd>(crdPath)).spec.versions[0]?.schema).includes(
+        'standbyStoreSecretRef',
+      );
+    // What an installation from an older chart looks like: a field missing, an older version recorded.
+    const downgrade = (version: string) =>
+      cp.call(
+        'PATCH',
+        crdPath,
+        [
+          { op: 'remove', path: field },
+          { op: 'add', path: '/metadata/annotations', value: { [CRD_VERSION_ANNOTATION]: version } },
+        ],
+        'application/json-patch+json',
+      );
+    expect((await downgrade('0.0.1')).status).toBe(200);
+    expect(await hasField()).toBe(false);
+    await start({ manageCrd: true });
+    await eventually('the CRD upgraded by the leader', async () => hasField(), 15_000);
+    expect((await admin.get<Crd>(crdPath)).metadata.annotations?.[CRD_VERSION_ANNOTATION]).toBe(
+      OPERATOR_VERSION,
+    );
+    // A newer operator's CRD (a rolling upgrade, this replica the old one): never rolled back.
+    expect((await downgrade('99.0.0')).status).toBe(200);
+    await start({ manageCrd: true });
+    await eventually('a leader', async () => manager?.isLeader);
+    await sleep(1000);
+    expect(await hasField()).toBe(false);
+    await admin.apply(crdPath, appCrd(), 'gatehouse-tests');
+    await start();
   }, 60_000);
 });
