@@ -1,7 +1,8 @@
 import { seededRandom } from '@gatehouse/core/challenges';
-import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
+import { nativeHasher, type Puzzle, parsePuzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { humanDrag, linearDrag } from '../../core/src/challenges/test-trajectories.ts';
+import { meetsTarget as meetsTargetOf, nonceBytes as nonceBytesOf } from '../../core/src/pow/encoding.ts';
 import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { openChallenge } from '../src/challenges/sealed-challenge.ts';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
@@ -226,7 +227,48 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
             .status,
         );
       }
-      expect(statuses).toEqual([422, 422, 422, 410, 410]);
+      // One submission per proof-of-work challenge: a failed proof burns it (docs/pow.md, spot checks).
+      expect(statuses).toEqual([422, 410, 410, 410, 410]);
+    });
+
+    it('a proof-of-work that fails the spot check is refused and burns the challenge: the full solution is refused after it', async () => {
+      const a = await app({ risk_policy: INVISIBLE_ONLY });
+      const started = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      const puzzle = started.body.data.pow as Puzzle;
+      const solution = await solvePuzzle(puzzle, { hasher: nativeHasher() });
+      const body = {
+        app_key: a.appKey,
+        challenge_id: started.body.data.challenge_id,
+        challenge: started.body.data.challenge,
+      };
+      // Every sub-puzzle skipped (nonces that miss the target, still ascending): the spot check always fails.
+      const salt = parsePuzzle(puzzle)!.salt;
+      const skipped: number[] = [];
+      for (let n = 0; skipped.length < puzzle.count; n++) {
+        if (!meetsTargetOf(await nativeHasher()!(nonceBytesOf(n), salt, puzzle), puzzle.target))
+          skipped.push(n);
+      }
+      const cheat = await submit({ ...body, pow: { nonces: skipped } });
+      expect(cheat.status).toBe(422);
+      expect(cheat.body.message).toMatch(/no attempts left/);
+      // Burned: even the full solution is refused now.
+      const honest = await submit({ ...body, pow: solution });
+      expect(honest.status).toBe(410);
+      expect(honest.body.error).toBe('challenge_expired');
+    });
+
+    it('hard tier: a right image answer with a malformed proof-of-work burns the challenge at once', async () => {
+      const a = await app({ risk_policy: { image_kinds: ['slide'] } });
+      const started = await init({ app_key: a.appKey, action: 'login' }, {});
+      expect(started.body.data.tier).toBe('hard');
+      const sealed = await sealedOf(a.appId, started.body.data.challenge);
+      const { x } = sealed.img!.answer as { x: number };
+      const body = { app_key: a.appKey, challenge_id: sealed.id, challenge: started.body.data.challenge };
+      const answer = { x, input: 'pointer', trajectory: humanDrag(seededRandom(7), x) };
+      const first = await submit({ ...body, answer, pow: { nonces: [1, 2] } });
+      expect(first.status).toBe(422);
+      expect(first.body.message).toMatch(/no attempts left/);
+      expect((await submit({ ...body, answer, pow: { nonces: [] } })).status).toBe(410);
     });
   });
 

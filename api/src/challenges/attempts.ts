@@ -49,6 +49,17 @@ export async function markSolved(db: Database, id: string): Promise<boolean> {
   return rows.length === 1;
 }
 
+/**
+ * Spends every remaining attempt of an unsolved challenge: after a proof-of-work failure, so a cheater never
+ * gets a second draw of the spot check on the same solution.
+ */
+export async function burnChallenge(db: Database, id: string, maxAttempts: number): Promise<void> {
+  await db
+    .update(challengeAttempts)
+    .set({ attempts: maxAttempts })
+    .where(and(eq(challengeAttempts.id, id), isNull(challengeAttempts.solvedAt)));
+}
+
 /** Deletes rows of challenges that expired more than an hour ago. */
 export async function purgeExpiredAttempts(db: Database): Promise<void> {
   await db.delete(challengeAttempts).where(sql`${challengeAttempts.expiresAt} < now() - interval '1 hour'`);

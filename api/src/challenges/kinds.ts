@@ -12,9 +12,9 @@ import {
   difficultyForScore,
   nativeHasher,
   type Puzzle,
-  parsePuzzle,
+  spotCheckSolution,
   TEST_MODE_POW,
-  verifySolution,
+  wellFormedSolution,
 } from '@gatehouse/core/pow';
 import type { SealedChallenge } from './sealed-challenge.ts';
 
@@ -35,10 +35,17 @@ export function makePow(score: number, tier: 'invisible' | 'hard', testMode: boo
   return { puzzle: createPuzzle(params) };
 }
 
-export async function checkPow(sealedPuzzle: unknown, solution: unknown): Promise<boolean> {
-  const parsed = parsePuzzle(sealedPuzzle);
-  if (!parsed) return false;
-  return verifySolution(parsed.puzzle, solution, hasher ? { hasher } : {});
+/** The cheap half of the check (shape, count, ascending nonces): no hash, so a malformed submit costs microseconds. */
+export function powWellFormed(sealedPuzzle: unknown, solution: unknown): boolean {
+  return wellFormedSolution(sealedPuzzle, solution) !== null;
+}
+
+/**
+ * One hash: a sub-puzzle picked at random after the submit arrived (docs/pow.md, "Spot-checking one
+ * sub-puzzle"). The caller burns the challenge when this answers false, which keeps cheating unprofitable.
+ */
+export function spotCheckPow(sealedPuzzle: unknown, solution: unknown): Promise<boolean> {
+  return spotCheckSolution(sealedPuzzle, solution, hasher ? { hasher } : {});
 }
 
 export function pickImageKind(kinds: readonly ChallengeKind[]): ChallengeKind {
@@ -58,7 +65,10 @@ export function checkImage(kind: ChallengeKind, answer: unknown, submission: unk
   return verifyChallenge(kind, answer as ChallengeAnswer, submission);
 }
 
-/** Wrong answers allowed: the image kind's bound, or a small fixed bound for proof-of-work only. */
+/**
+ * Submissions allowed: the image kind's bound, or one for proof-of-work only. A proof-of-work that fails its
+ * spot check burns the challenge whatever this says: a retry would give a cheater another draw of the pick.
+ */
 export function maxAttempts(challenge: Pick<SealedChallenge, 'img'>): number {
-  return challenge.img ? MAX_ATTEMPTS[challenge.img.kind] : 3;
+  return challenge.img ? MAX_ATTEMPTS[challenge.img.kind] : 1;
 }

@@ -3,8 +3,8 @@ import { MAX_SEALED_LENGTH } from '@gatehouse/core/sealed';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
 import { mintPassToken } from '../tokens/pass-tokens.ts';
-import { markSolved, takeAttempt } from './attempts.ts';
-import { checkImage, checkPow, maxAttempts } from './kinds.ts';
+import { burnChallenge, markSolved, takeAttempt } from './attempts.ts';
+import { checkImage, maxAttempts, powWellFormed, spotCheckPow } from './kinds.ts';
 import { openChallenge } from './sealed-challenge.ts';
 
 export const submitBody = z.object({
@@ -25,7 +25,8 @@ export interface SubmitResult {
 /**
  * Answer submission: 1. open the sealed challenge (forged, altered or another app's: not found),
  * 2. expiry, 3. take an attempt slot (solved already: not found; too many wrong answers: expired),
- * 4. check the proof-of-work and the image answer, 5. mark it solved (one pass token per challenge),
+ * 4. check the proof-of-work's shape and the image answer (no hash), then one random sub-puzzle (one hash;
+ * a failure burns the challenge), 5. mark it solved (one pass token per challenge),
  * 6. mint the pass token with the captcha_args recorded at initialization.
  */
 export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<SubmitResult> {
@@ -44,16 +45,23 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
   if (!slot.ok)
     throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
 
-  const powOk = challenge.pow === undefined || (await checkPow(challenge.pow, body.pow));
+  // Cheap checks first (no hash): the proof-of-work's shape, then the image answer. A wrong answer costs an
+  // attempt slot and no hash; the one hash is spent only on a submission that is otherwise right.
+  const pow = challenge.pow;
+  const powFormed = pow === undefined || powWellFormed(pow, body.pow);
   const imageCheck = challenge.img
     ? checkImage(challenge.img.kind, challenge.img.answer, body.answer)
     : { ok: true };
+  const powOk = powFormed && (pow === undefined || !imageCheck.ok || (await spotCheckPow(pow, body.pow)));
   if (!powOk || !imageCheck.ok) {
-    deps.logger.info(
+    // A failed proof-of-work burns the challenge: with one random sub-puzzle checked, a retry would be a
+    // free second draw for a solution that skipped some (docs/pow.md).
+    if (!powOk && slot.attempt < limit) await burnChallenge(deps.db, challenge.id, limit);
+    deps.logger.debug(
       { challenge: challenge.id, pow: powOk, image: imageCheck, attempt: slot.attempt },
       'wrong answer',
     );
-    const left = limit - slot.attempt;
+    const left = powOk ? limit - slot.attempt : 0;
     throw new GatehouseError(
       'invalid_answer',
       left > 0

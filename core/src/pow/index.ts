@@ -32,5 +32,11 @@ export {
   SALT_BYTES,
 } from './puzzle.ts';
 export { type SolveOptions, type SolveProgress, solvePuzzle } from './solve.ts';
-export { type VerifyOptions, verifySolution } from './verify.ts';
+export {
+  type SpotCheckOptions,
+  spotCheckSolution,
+  type VerifyOptions,
+  verifySolution,
+  wellFormedSolution,
+} from './verify.ts';
 export type { WorkerRequest, WorkerResponse } from './worker.ts';

@@ -49,3 +49,57 @@ export async function verifySolution(
   }
   return true;
 }
+
+/** A uniform index below `n` from a cryptographically secure generator (rejection sampling, no modulo bias). */
+function secureIndex(n: number): number {
+  const limit = Math.floor(2 ** 32 / n) * n;
+  const word = new Uint32Array(1);
+  for (;;) {
+    globalThis.crypto.getRandomValues(word);
+    if (word[0]! < limit) return word[0]! % n;
+  }
+}
+
+export type SpotCheckOptions = VerifyOptions & {
+  /** Which sub-puzzle to hash; defaults to a secure uniform pick. Tests only. */
+  pick?: (count: number) => number;
+};
+
+/** The puzzle and the solution's nonces when both are well formed (steps 1-3 of verifySolution, no hash), or null. */
+export function wellFormedSolution(
+  puzzle: unknown,
+  solution: unknown,
+): { puzzle: Puzzle; salt: Uint8Array; nonces: number[] } | null {
+  const parsed = parsePuzzle(puzzle);
+  if (!parsed) return null;
+  if (typeof solution !== 'object' || solution === null) return null;
+  const nonces: unknown = (solution as { nonces?: unknown }).nonces;
+  if (!Array.isArray(nonces) || nonces.length !== parsed.puzzle.count || !ascendingNonces(nonces))
+    return null;
+  return { ...parsed, nonces };
+}
+
+/**
+ * The server's check: the solution is well formed and ONE sub-puzzle, chosen at random after the solution
+ * arrived, is solved; one hash, whatever `count` is. Sound only when the caller burns the challenge on a
+ * false answer and the client cannot predict the pick: a client that skipped a share s of the sub-puzzles
+ * then passes with probability 1 - s, so its expected work per success equals solving them all
+ * (docs/pow.md, "Spot-checking one sub-puzzle").
+ */
+export async function spotCheckSolution(
+  puzzle: unknown,
+  solution: unknown,
+  options: SpotCheckOptions = {},
+): Promise<boolean> {
+  const formed = wellFormedSolution(puzzle, solution);
+  if (!formed) return false;
+  const { puzzle: p, salt, nonces } = formed;
+  const index = (options.pick ?? secureIndex)(p.count);
+  const nonce = nonces[index];
+  if (nonce === undefined) return false;
+  try {
+    return meetsTarget(await (options.hasher ?? wasmHasher)(nonceBytes(nonce), salt, p), p.target);
+  } catch {
+    return false;
+  }
+}
