@@ -46,15 +46,12 @@ const decisionsQuery = z
 
 /**
  * What the console reads beyond apps: usage per hour (from the rollups), recent risk decisions (this
- * instance's ring buffer), a risk preview (the same engine, with a private velocity counter so that a
- * preview neither counts against nor reads real visitors), and the standby hosts' state.
+ * instance's ring buffer), a risk preview (the same engine, with a fresh velocity counter so that a
+ * preview neither counts against nor reads real visitors, nor earlier previews), and the standby hosts' state.
  */
 export function consoleAdminRoutes(router: Router, deps: Deps): void {
   const guard = requireAdmin(deps.adminToken);
-  const previewEngine = new RiskEngine(
-    new MemoryVelocity(),
-    deps.config.reputationFile ? Reputation.fromFile(deps.config.reputationFile) : undefined,
-  );
+  const reputation = deps.config.reputationFile ? Reputation.fromFile(deps.config.reputationFile) : undefined;
 
   router.get('/admin/v1/apps/:appKey/usage', guard, async function appUsageHours(ctx) {
     const appKey = parseOrThrow(z.object({ appKey: appKeyParam }), { appKey: ctx.params.appKey }).appKey;
@@ -90,7 +87,8 @@ export function consoleAdminRoutes(router: Router, deps: Deps): void {
       }
       policy = parsed.data;
     }
-    const risk = await previewEngine.assess({
+    // A fresh counter per preview: the visitor is judged as on a first request, whatever was previewed before.
+    const risk = await new RiskEngine(new MemoryVelocity(), reputation).assess({
       appId: `preview:${body.app_key ?? 'none'}`,
       facts: {
         ip: body.ip,
