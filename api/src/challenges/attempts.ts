@@ -5,37 +5,35 @@ import { and, eq, isNull, lt, sql } from 'drizzle-orm';
 export type AttemptSlot = { ok: true; attempt: number } | { ok: false; why: 'solved' | 'exhausted' };
 
 /**
- * Takes one submission slot for a challenge: the first submission creates its row; each later one
- * increments `attempts` only while the challenge is unsolved and under `maxAttempts`. One statement,
- * so concurrent submissions can never exceed the bound.
+ * Takes one submission slot for a challenge in one statement: the first submission creates its row with one
+ * attempt; each later one increments `attempts` only while the challenge is unsolved and under
+ * `maxAttempts`, so concurrent submissions can never exceed the bound. A refused slot costs a second,
+ * indexed read to say why (solved or exhausted).
  */
 export async function takeAttempt(
   db: Database,
   challenge: { id: string; app: string; exp: number },
   maxAttempts: number,
 ): Promise<AttemptSlot> {
-  await db
+  const [row] = await db
     .insert(challengeAttempts)
     .values({
       id: challenge.id,
       appId: challenge.app,
-      attempts: 0,
+      attempts: 1,
       expiresAt: new Date(challenge.exp * 1000),
     })
-    .onConflictDoNothing();
-  const [row] = await db
-    .update(challengeAttempts)
-    .set({ attempts: sql`${challengeAttempts.attempts} + 1` })
-    .where(
-      and(
-        eq(challengeAttempts.id, challenge.id),
-        isNull(challengeAttempts.solvedAt),
-        lt(challengeAttempts.attempts, maxAttempts),
-      ),
-    )
+    .onConflictDoUpdate({
+      target: challengeAttempts.id,
+      set: { attempts: sql`${challengeAttempts.attempts} + 1` },
+      setWhere: and(isNull(challengeAttempts.solvedAt), lt(challengeAttempts.attempts, maxAttempts)),
+    })
     .returning({ attempts: challengeAttempts.attempts });
   if (row) return { ok: true, attempt: row.attempts };
-  const [state] = await db.select().from(challengeAttempts).where(eq(challengeAttempts.id, challenge.id));
+  const [state] = await db
+    .select({ solvedAt: challengeAttempts.solvedAt })
+    .from(challengeAttempts)
+    .where(eq(challengeAttempts.id, challenge.id));
   return { ok: false, why: state?.solvedAt ? 'solved' : 'exhausted' };
 }
 
