@@ -144,7 +144,7 @@ describe('chart sources', () => {
     };
     const placed = [...values.cockroachdb.tables.regionalByRow, ...values.cockroachdb.tables.global].sort();
     expect(placed).toEqual(tables);
-    expect(values.cockroachdb.tables.global.sort()).toEqual(['apps', 'settings']);
+    expect(values.cockroachdb.tables.global.sort()).toEqual(['apps', 'settings', 'standby_keys']);
   });
 });
 
@@ -279,7 +279,8 @@ describe.skipIf(noHelm)('helm lint and template', () => {
     for (const t of ['pass_tokens', 'server_tokens', 'app_usage', 'challenge_attempts']) {
       expect(scripts.data['localities.sh']).toContain(`[${t}]="REGIONAL BY ROW"`);
     }
-    for (const t of ['apps', 'settings']) expect(scripts.data['localities.sh']).toContain(`[${t}]="GLOBAL"`);
+    for (const t of ['apps', 'settings', 'standby_keys'])
+      expect(scripts.data['localities.sh']).toContain(`[${t}]="GLOBAL"`);
     const init = find(objects, 'Job', 'gatehouse-cockroachdb-init-r1');
     expect(
       init.metadata.annotations?.['helm.sh/hook'],
@@ -626,7 +627,8 @@ describe.skipIf(noHelm)('the CockroachDB scripts, run by bash against a stand-in
       'ALTER TABLE gatehouse.public.settings SET LOCALITY GLOBAL',
     ]);
     expect(r.stdout).toContain('challenge_attempts: not created yet');
-    expect(r.stdout).toContain('1 table(s) still to come');
+    expect(r.stdout).toContain('usage_hourly: not created yet');
+    expect(r.stdout).toContain('3 table(s) still to come');
     expect(r.args).toContain('--certs-dir=/cockroach/cockroach-certs');
     expect(r.args).toContain('--host=gatehouse-cockroachdb-public.gatehouse-system.svc.cluster.local:26257');
   });
@@ -653,7 +655,7 @@ describe.skipIf(noHelm)('the CockroachDB scripts, run by bash against a stand-in
       'ALTER DATABASE gatehouse SURVIVE ZONE FAILURE',
       'SHOW REGIONS FROM DATABASE gatehouse',
     ]);
-    expect(r.stdout).toContain('localities applied; 6 table(s) still to come');
+    expect(r.stdout).toContain('localities applied; 8 table(s) still to come');
   });
 
   it('init.sh waits while a region has no live nodes yet', () => {
