@@ -307,8 +307,9 @@ describe.runIf(run)('bad input', () => {
 
   describe('routes and methods', () => {
     it('answers unknown routes with 404 not_found', async () => {
+      // `/` answers GET (the root page: api/test/root-docs.test.ts); anything else there is 405.
+      expectEnvelope(await send('/', { method: 'POST', headers: auth }), 405, 'method_not_allowed');
       for (const path of [
-        '/',
         '/nope',
         '/v1',
         '/v1/validat',
