@@ -1,9 +1,10 @@
 import { seededRandom } from '@gatehouse/core/challenges';
 import { nativeHasher, type Puzzle, parsePuzzle, solvePuzzle } from '@gatehouse/core/pow';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { humanDrag, linearDrag } from '../../core/src/challenges/test-trajectories.ts';
 import { meetsTarget as meetsTargetOf, nonceBytes as nonceBytesOf } from '../../core/src/pow/encoding.ts';
 import type { AppSettingsInput } from '../src/apps/settings.ts';
+import { imagePool } from '../src/challenges/kinds.ts';
 import { openChallenge } from '../src/challenges/sealed-challenge.ts';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
 import { expectMatchesOpenApi } from './openapi-assert.ts';
@@ -118,6 +119,23 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
     const refused = await init({ app_key: a.appKey, action: 'login' }, {});
     expect(refused.status).toBe(403);
     expect(refused.body.error).toBe('request_rejected');
+  });
+
+  it('image inits are popped from the pool of pre-drawn challenges, each served once', async () => {
+    const a = await app({ risk_policy: { invisible_below: 0, image_below: 101 } });
+    const first = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+    expect(first.body.data.tier).toBe('image');
+    const pool = imagePool()!;
+    // The pool fills in the background (a worker thread draws); wait until it holds some of every kind.
+    await vi.waitFor(() => expect(pool.stats.rendered).toBeGreaterThanOrEqual(6), { timeout: 30_000 });
+    const served = pool.stats.served;
+    const views = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      const res = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+      views.add(JSON.stringify(res.body.data.image.view));
+    }
+    expect(views.size).toBe(12);
+    expect(pool.stats.served).toBeGreaterThan(served);
   });
 
   describe('slide challenge', () => {

@@ -1,4 +1,5 @@
 import {
+  CHALLENGE_KINDS,
   type ChallengeAnswer,
   type ChallengeKind,
   generateChallenge,
@@ -16,6 +17,7 @@ import {
   TEST_MODE_POW,
   wellFormedSolution,
 } from '@gatehouse/core/pow';
+import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings } from './image-pool.ts';
 import type { SealedChallenge } from './sealed-challenge.ts';
 
 /**
@@ -54,11 +56,39 @@ export function pickImageKind(kinds: readonly ChallengeKind[]): ChallengeKind {
   return kinds[bytes[0]! % kinds.length]!;
 }
 
-export async function makeImage(
-  kind: ChallengeKind,
-): Promise<{ kind: ChallengeKind; view: unknown; answer: ChallengeAnswer }> {
+async function drawInline(kind: ChallengeKind): Promise<DrawnImage> {
   const challenge = await generateChallenge(kind);
   return { kind, view: viewToJson(challenge.view), answer: challenge.answer };
+}
+
+let pool: ImagePool | null | undefined;
+
+/**
+ * The process's pool of pre-drawn challenges (docs/challenges.md, "Drawing off the request path"), started
+ * by the first image challenge; null when IMAGE_POOL_SIZE=0. Processes that never serve an image never start
+ * worker threads or load the canvas.
+ */
+export function imagePool(): ImagePool | null {
+  if (pool !== undefined) return pool;
+  const { perKind, workers } = imagePoolSettings();
+  if (perKind === 0) {
+    pool = null;
+    return pool;
+  }
+  const threads = new ImageWorkers(workers);
+  pool = new ImagePool({
+    kinds: CHALLENGE_KINDS,
+    perKind,
+    render: threads.draw,
+    inline: drawInline,
+    concurrency: workers,
+  }).start();
+  return pool;
+}
+
+/** A unique challenge of the kind: popped from the pool (served once), or drawn inline when it is empty. */
+export function makeImage(kind: ChallengeKind): Promise<DrawnImage> {
+  return imagePool()?.take(kind) ?? drawInline(kind);
 }
 
 export function checkImage(kind: ChallengeKind, answer: unknown, submission: unknown): Verdict {

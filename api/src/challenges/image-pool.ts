@@ -1,0 +1,191 @@
+import { Worker } from 'node:worker_threads';
+import type { ChallengeAnswer, ChallengeKind } from '@gatehouse/core/challenges';
+import { z } from 'zod';
+
+/** One drawn image challenge, ready to seal and send: what `makeImage` returns. */
+export type DrawnImage = { kind: ChallengeKind; view: unknown; answer: ChallengeAnswer };
+export type Draw = (kind: ChallengeKind) => Promise<DrawnImage>;
+
+export type ImagePoolOptions = {
+  kinds: readonly ChallengeKind[];
+  /** Challenges kept ready per kind: the memory bound (each is ~10-40 KB of base64 images). */
+  perKind: number;
+  /** Draws off the request path (worker threads in production). */
+  render: Draw;
+  /** Draws on the request when the pool of a kind is empty, so a burst larger than the pool still answers. */
+  inline: Draw;
+  /** Renders in flight at once: at most one per worker thread, so refills never queue unboundedly. */
+  concurrency: number;
+  /** Pause after a failed render before refilling again (no hot loop when drawing is broken). */
+  retryMs?: number;
+};
+
+export type ImagePoolStats = { served: number; inline: number; rendered: number; failed: number };
+
+/**
+ * A bounded pool of unique, pre-drawn image challenges per kind. `take` removes what it returns, so a
+ * challenge is served at most once; each take starts a background refill. Nothing is ever reused: an empty
+ * pool draws inline instead of handing out an old challenge again.
+ */
+export class ImagePool {
+  readonly #ready = new Map<ChallengeKind, DrawnImage[]>();
+  readonly #pending = new Map<ChallengeKind, number>();
+  #inFlight = 0;
+  #closed = false;
+  #pausedUntil = 0;
+  #timer: NodeJS.Timeout | undefined;
+  readonly stats: ImagePoolStats = { served: 0, inline: 0, rendered: 0, failed: 0 };
+  readonly options: ImagePoolOptions;
+
+  constructor(options: ImagePoolOptions) {
+    this.options = options;
+    for (const kind of options.kinds) {
+      this.#ready.set(kind, []);
+      this.#pending.set(kind, 0);
+    }
+  }
+
+  /** Starts filling every kind in the background. */
+  start(): this {
+    this.#refill();
+    return this;
+  }
+
+  /** Challenges ready now for a kind. */
+  size(kind: ChallengeKind): number {
+    return this.#ready.get(kind)?.length ?? 0;
+  }
+
+  async take(kind: ChallengeKind): Promise<DrawnImage> {
+    const image = this.#ready.get(kind)?.shift();
+    this.#refill();
+    if (image) {
+      this.stats.served++;
+      return image;
+    }
+    this.stats.inline++;
+    return this.options.inline(kind);
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    for (const queue of this.#ready.values()) queue.length = 0;
+  }
+
+  /** The kind furthest from full (ready + being drawn), or undefined when every kind is full. */
+  #neediest(): ChallengeKind | undefined {
+    let best: ChallengeKind | undefined;
+    let bestHave = this.options.perKind;
+    for (const kind of this.options.kinds) {
+      const have = (this.#ready.get(kind)?.length ?? 0) + (this.#pending.get(kind) ?? 0);
+      if (have < bestHave) [best, bestHave] = [kind, have];
+    }
+    return best;
+  }
+
+  #refill(): void {
+    if (this.#closed) return;
+    const wait = this.#pausedUntil - Date.now();
+    if (wait > 0) {
+      this.#timer ??= setTimeout(() => {
+        this.#timer = undefined;
+        this.#refill();
+      }, wait).unref();
+      return;
+    }
+    while (this.#inFlight < this.options.concurrency) {
+      const kind = this.#neediest();
+      if (!kind) return;
+      this.#inFlight++;
+      this.#pending.set(kind, (this.#pending.get(kind) ?? 0) + 1);
+      this.options.render(kind).then(
+        (image) => {
+          this.#settle(kind);
+          if (this.#closed) return;
+          this.stats.rendered++;
+          this.#ready.get(kind)?.push(image);
+          this.#refill();
+        },
+        () => {
+          this.#settle(kind);
+          this.stats.failed++;
+          this.#pausedUntil = Date.now() + (this.options.retryMs ?? 1000);
+          this.#refill();
+        },
+      );
+    }
+  }
+
+  #settle(kind: ChallengeKind): void {
+    this.#inFlight--;
+    this.#pending.set(kind, (this.#pending.get(kind) ?? 1) - 1);
+  }
+}
+
+type WorkerReply = { id: number; image?: DrawnImage; error?: string };
+
+/**
+ * Worker threads that draw challenges (`image-worker.ts`): canvas, fonts and encoding live there, off the
+ * event loop. Each worker draws one challenge at a time; `draw` goes to the least busy one.
+ */
+export class ImageWorkers {
+  readonly #workers: { worker: Worker; busy: number }[] = [];
+  readonly #waiting = new Map<number, { resolve: (i: DrawnImage) => void; reject: (e: Error) => void }>();
+  #next = 0;
+
+  constructor(count: number) {
+    for (let i = 0; i < count; i++) {
+      const worker = new Worker(new URL('./image-worker.ts', import.meta.url));
+      // A pool that is filling never keeps the process alive.
+      worker.unref();
+      const slot = { worker, busy: 0 };
+      worker.on('message', (reply: WorkerReply) => {
+        slot.busy--;
+        const waiting = this.#waiting.get(reply.id);
+        this.#waiting.delete(reply.id);
+        if (reply.image) waiting?.resolve(reply.image);
+        else waiting?.reject(new Error(reply.error ?? 'image worker failed'));
+      });
+      worker.on('error', (error) => {
+        for (const [id, waiting] of this.#waiting) {
+          this.#waiting.delete(id);
+          waiting.reject(error);
+        }
+      });
+      this.#workers.push(slot);
+    }
+  }
+
+  draw: Draw = (kind) => {
+    const slot = this.#workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+    const id = this.#next++;
+    slot.busy++;
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+      slot.worker.postMessage({ id, kind });
+    });
+  };
+
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((w) => w.worker.terminate()));
+  }
+}
+
+const poolEnv = z.object({
+  IMAGE_POOL_SIZE: z.coerce.number().int().min(0).max(256).default(8),
+  IMAGE_POOL_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
+});
+
+/** IMAGE_POOL_SIZE (challenges ready per kind; 0 draws every challenge inline) and IMAGE_POOL_WORKERS. */
+export function imagePoolSettings(env: NodeJS.ProcessEnv = process.env): {
+  perKind: number;
+  workers: number;
+} {
+  const parsed = poolEnv.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return { perKind: parsed.data.IMAGE_POOL_SIZE, workers: parsed.data.IMAGE_POOL_WORKERS };
+}
