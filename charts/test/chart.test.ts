@@ -210,7 +210,7 @@ describe.skipIf(noHelm)('helm lint and template', () => {
         .filter((o) => o.kind === 'StatefulSet')
         .map((o) => o.metadata.name)
         .sort(),
-    ).toEqual(['gatehouse-cockroachdb-eu-west', 'gatehouse-redis']);
+    ).toEqual(['gatehouse-cockroachdb-eu-west', 'gatehouse-redis-eu-west']);
   });
 
   it('runs every container non-root, read-only, without capabilities, with resources', {
@@ -295,7 +295,10 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       locality: 'us-east1',
       nodeSelector: { 'topology.kubernetes.io/region': 'us-east1' },
       databaseSecretRef: { name: 'gatehouse-db-us-east', key: 'DATABASE_URL' },
+      standbyStoreSecretRef: { name: 'gatehouse-store-us-east', key: 'STANDBY_STORE_URL' },
     });
+    // helm uninstall must not wait on the operator it removes (docs/operator.md, deletion).
+    expect(app.metadata.annotations?.['gatehouse.dev/skip-cleanup']).toBe('true');
     const runtime = find(objects, 'Secret', 'gatehouse-runtime') as KubeObject & {
       data: Record<string, string>;
     };
@@ -364,9 +367,20 @@ describe.skipIf(noHelm)('helm lint and template', () => {
     const password = decode('gatehouse-credentials', 'database-password');
     expect(decode('gatehouse-db-us-east', 'DATABASE_URL')).toContain(`:${password}@`);
     const redis = decode('gatehouse-credentials', 'redis-password');
+    // The runtime Secret names the primary region's store; each region has its own.
     expect(decode('gatehouse-runtime', 'STANDBY_STORE_URL')).toBe(
-      `redis://:${redis}@gatehouse-redis.gatehouse-system.svc.cluster.local:6379/0`,
+      `redis://:${redis}@gatehouse-redis-eu-west.gatehouse-system.svc.cluster.local:6379/0`,
     );
+    expect(decode('gatehouse-store-us-east', 'STANDBY_STORE_URL')).toBe(
+      `redis://:${redis}@gatehouse-redis-us-east.gatehouse-system.svc.cluster.local:6379/0`,
+    );
+    const stores = objects.filter(
+      (o) => o.kind === 'StatefulSet' && o.metadata.name.startsWith('gatehouse-redis'),
+    );
+    expect(stores.map((o) => o.metadata.name).sort()).toEqual([
+      'gatehouse-redis-eu-west',
+      'gatehouse-redis-us-east',
+    ]);
     expect(decode('gatehouse-admin', 'GATEHOUSE_ADMIN_TOKEN')).toBe(
       decode('gatehouse-credentials', 'admin-token'),
     );

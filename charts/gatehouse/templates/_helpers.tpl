@@ -76,6 +76,9 @@ annotations:
 {{- end -}}
 {{/* Per-region DATABASE_URL Secret: `dict "ctx" $ "region" "eu-west"`. */}}
 {{- define "gatehouse.databaseSecretName" -}}{{ include "gatehouse.fullname" .ctx }}-db-{{ .region }}{{- end -}}
+{{/* A region's own Redis (the standby store), and the Secret holding its STANDBY_STORE_URL. */}}
+{{- define "gatehouse.redis.regionName" -}}{{ include "gatehouse.redis.fullname" .ctx }}-{{ .region }}{{- end -}}
+{{- define "gatehouse.storeSecretName" -}}{{ include "gatehouse.fullname" .ctx }}-store-{{ .region }}{{- end -}}
 
 {{- define "gatehouse.operator.serviceAccountName" -}}
 {{- if .Values.operator.serviceAccount.create -}}
@@ -244,7 +247,11 @@ gatehouse: cockroachdb.enabled is false and region {{ .name | quote }} has no da
 
 {{- define "gatehouse.validate.redis" -}}
 {{- if and (not .Values.redis.enabled) (not .Values.externalRedis.url) }}
-gatehouse: redis.enabled is false and externalRedis.url is empty: the standby hosts of every region share one store to use each offline_ token once; enable redis or set externalRedis.url.
+{{- $missing := list }}
+{{- range .Values.regions }}{{ if not (get $.Values.externalRedis.regionUrls (toString .name)) }}{{ $missing = append $missing .name }}{{ end }}{{ end }}
+{{- if $missing }}
+gatehouse: redis.enabled is false and externalRedis.url is empty: the standby hosts of every region share one store to use each offline_ token once; enable redis or set externalRedis.url (or externalRedis.regionUrls for {{ join ", " $missing }}).
+{{- end }}
 {{- end -}}
 {{- end -}}
 
