@@ -18,6 +18,9 @@ export const apps = pgTable(
     secretHash: text('secret_hash').notNull(),
     previousSecretHash: text('previous_secret_hash'),
     previousSecretExpiresAt: tstz('previous_secret_expires_at'),
+    /** The key replaced by the last key rotation: it keeps naming this app until previousAppKeyExpiresAt. */
+    previousAppKey: text('previous_app_key').unique(),
+    previousAppKeyExpiresAt: tstz('previous_app_key_expires_at'),
     plan: text('plan').notNull().default('free'),
     /** Overrides the plan's monthly quota (custom quotas). */
     monthlyQuota: integer('monthly_quota'),
