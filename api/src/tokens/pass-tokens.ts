@@ -4,7 +4,7 @@ import { type App, passTokens } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
 import { applyClientIpPolicy, type IpComparison } from '@gatehouse/core/ip';
 import type { CaptchaArgs, TokenKeys } from '@gatehouse/core/tokens';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
 
 export interface MintPassToken {
   app: Pick<App, 'id' | 'passTokenTtl'>;
@@ -37,22 +37,36 @@ export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPa
 
 /**
  * The hot path's one statement, prepared once per database: building the query through drizzle on every
- * validation cost more CPU than the database spent running it (docs/benchmarks.md).
+ * validation cost more CPU than the database spent running it (docs/benchmarks.md). It claims the token and
+ * reads its row in one round trip, a used token included: the CTE's UPDATE claims it when unconsumed, and
+ * the outer SELECT (one primary-key lookup) returns the row as it was before the statement with `fresh`
+ * telling whether this call claimed it. A replay so costs the database the same as a fresh validation, not
+ * an UPDATE and then a second SELECT.
  */
 const consumeStatements = new WeakMap<Database, ReturnType<typeof prepareConsume>>();
 
 function prepareConsume(db: Database) {
+  const claimed = db.$with('claimed').as(
+    db
+      .update(passTokens)
+      .set({ consumedAt: sql`now()`, idempotencyKey: sql`${sql.placeholder('key')}` })
+      .where(
+        and(
+          eq(passTokens.id, sql.placeholder('id')),
+          eq(passTokens.appId, sql.placeholder('app')),
+          isNull(passTokens.consumedAt),
+        ),
+      )
+      .returning({ id: passTokens.id }),
+  );
   return db
-    .update(passTokens)
-    .set({ consumedAt: sql`now()`, idempotencyKey: sql`${sql.placeholder('key')}` })
-    .where(
-      and(
-        eq(passTokens.id, sql.placeholder('id')),
-        eq(passTokens.appId, sql.placeholder('app')),
-        isNull(passTokens.consumedAt),
-      ),
-    )
-    .returning()
+    .with(claimed)
+    .select({
+      ...getTableColumns(passTokens),
+      fresh: sql<boolean>`exists (select 1 from ${claimed})`.mapWith(Boolean),
+    })
+    .from(passTokens)
+    .where(eq(passTokens.id, sql.placeholder('id')))
     .prepare('gatehouse_consume_pass_token');
 }
 
@@ -96,9 +110,10 @@ export interface ValidateOptions {
 
 /**
  * Validates a `pt_` token for `app`: 1. MAC and shape (no database touched for a forgery), 2. the token
- * belongs to this app, 3. lifetime, 4. atomic consumption (one conditional UPDATE: of any number of
- * concurrent validations exactly one wins), 5. idempotent retries, 6. the client IP policy (a mismatch
- * under `reject` throws the `client_ip_mismatch` verdict; the token is spent all the same).
+ * belongs to this app, 3. lifetime, 4. atomic consumption in one prepared statement (a conditional UPDATE:
+ * of any number of concurrent validations exactly one wins; the row read back in the same round trip, so a
+ * replay costs one statement too), 5. idempotent retries, 6. the client IP policy (a mismatch under
+ * `reject` throws the `client_ip_mismatch` verdict; the token is spent all the same).
  */
 export async function validatePassToken(
   db: Database,
@@ -117,25 +132,24 @@ export async function validatePassToken(
     if (!row || row.appId !== app.id) throw new GatehouseError('token_not_found');
     if (row.consumedAt) throw new GatehouseError('token_already_used');
   } else {
-    [row] = await consumeStatement(db).execute({
+    const [found] = await consumeStatement(db).execute({
       id: payload.id,
       app: app.id,
       key: options.idempotencyKey ?? null,
     });
-    if (!row) {
-      const [existing] = await db.select().from(passTokens).where(eq(passTokens.id, payload.id)).limit(1);
-      if (!existing || existing.appId !== app.id) throw new GatehouseError('token_not_found');
+    if (!found || found.appId !== app.id) throw new GatehouseError('token_not_found');
+    row = found;
+    if (!found.fresh) {
       // A retry is recognised only shortly after the first answer: a caller reusing one fixed key must not
       // turn every later replay into a valid verdict.
       const sameRetry =
         options.idempotencyKey !== undefined &&
-        existing.idempotencyKey === options.idempotencyKey &&
-        existing.consumedAt !== null &&
+        found.idempotencyKey === options.idempotencyKey &&
+        found.consumedAt !== null &&
         // The token's expiry was checked above, so "for its lifetime" needs no other bound.
         (options.retryForLifetime === true ||
-          Date.now() - existing.consumedAt.getTime() < IDEMPOTENCY_WINDOW_MS);
+          Date.now() - found.consumedAt.getTime() < IDEMPOTENCY_WINDOW_MS);
       if (!sameRetry) throw new GatehouseError('token_already_used');
-      row = existing;
     }
   }
 
