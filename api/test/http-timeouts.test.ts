@@ -25,8 +25,8 @@ const LIMITS = {
   HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
   HTTP_MAX_CONNECTIONS: '64',
 };
-/** Deadline plus the check interval (a tenth of the shortest deadline) plus room for a busy machine. */
-const SLACK_MS = 1500;
+/** Room past a deadline for the check interval (a tenth of the shortest deadline) and a busy CI machine. */
+const SLACK_MS = 3000;
 
 interface Outcome {
   /** Milliseconds from the first byte written to the connection closing; Infinity if still open at `waitMs`. */
@@ -103,7 +103,7 @@ describe.runIf(run)(`HTTP deadlines and connection cap (${TEST_DATABASE})`, () =
   });
 
   it('20 connections trickling a header to the API are answered 408 and closed within the header deadline', async () => {
-    const outcomes = await Promise.all(Array.from({ length: 20 }, () => slowHeader(api.url, 6000)));
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => slowHeader(api.url, 8000)));
     for (const o of outcomes) {
       expect(o.closedAfterMs).toBeLessThan(1000 + SLACK_MS);
       expect(o.closedAfterMs).toBeGreaterThanOrEqual(900);
@@ -114,7 +114,7 @@ describe.runIf(run)(`HTTP deadlines and connection cap (${TEST_DATABASE})`, () =
   it('a body trickled after complete headers is cut at the request deadline', async () => {
     const head =
       'POST /v1/challenge/init HTTP/1.1\r\nHost: gatehouse.test\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{';
-    const o = await trickle(api.url, head, 200, 6000);
+    const o = await trickle(api.url, head, 200, 8000);
     expect(o.closedAfterMs).toBeLessThan(2000 + SLACK_MS);
     expect(o.closedAfterMs).toBeGreaterThanOrEqual(1900);
   });
@@ -129,7 +129,7 @@ describe.runIf(run)(`HTTP deadlines and connection cap (${TEST_DATABASE})`, () =
     const idleFrom = performance.now();
     await Promise.race([
       new Promise((resolve) => socket.once('close', resolve)),
-      new Promise((resolve) => setTimeout(resolve, 5000)),
+      new Promise((resolve) => setTimeout(resolve, 8000)),
     ]);
     const idleMs = performance.now() - idleFrom;
     socket.destroy();
@@ -140,7 +140,7 @@ describe.runIf(run)(`HTTP deadlines and connection cap (${TEST_DATABASE})`, () =
 
   it('both standby roles close a trickling header within the same deadline', async () => {
     for (const url of [standby.urls.bypass!, standby.urls.fallback!]) {
-      const o = await slowHeader(url, 6000);
+      const o = await slowHeader(url, 8000);
       expect(o.closedAfterMs).toBeLessThan(1000 + SLACK_MS);
       expect(o.response).toMatch(/^HTTP\/1\.1 408 /);
     }
