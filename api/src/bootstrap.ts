@@ -46,8 +46,12 @@ export async function bootstrap(
   options: BootstrapOptions = {},
 ): Promise<Runtime> {
   const log = logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
-  // DATA_DIR holds the generated admin token and sync credential, and by default the embedded database.
-  privateFolder(config.dataDir);
+  // DATA_DIR holds the generated admin token and sync credential, and by default the embedded database:
+  // private when Gatehouse writes any of them (a deployment with all three configured writes nothing).
+  const writesLocally = !config.databaseUrl || !config.adminToken || !config.standby.syncToken;
+  if (writesLocally && !privateFolder(config.dataDir)) {
+    log.warn({ dataDir: config.dataDir }, 'DATA_DIR could not be made private (mode 0700): check its owner');
+  }
   const adminToken = config.adminToken ?? localAdminToken(config.dataDir);
   const syncToken = config.standby.syncToken ?? localSecret(config.dataDir, 'standby-sync-token', 'st_');
   if (syncToken === adminToken) {

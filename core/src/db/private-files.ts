@@ -26,10 +26,19 @@ export function protectFolder(dir: string): void {
   tighten(root);
 }
 
-/** Creates `dir` (0700) or takes group and other access away from it; its contents are left as they are. */
-export function privateFolder(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if ((fs.statSync(dir).mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+/**
+ * Creates `dir` (0700) or takes group and other access away from it; its contents are left as they are.
+ * Returns false, instead of throwing, when the folder is not ours to change (a volume mounted by root):
+ * the caller warns, and what it writes there is 0600 all the same.
+ */
+export function privateFolder(dir: string): boolean {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if ((fs.statSync(dir).mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `path` lies in a protected folder. */
@@ -51,10 +60,19 @@ function tighten(path: string): void {
   const stat = fs.lstatSync(path);
   if (stat.isSymbolicLink()) return;
   if (stat.isDirectory()) {
-    if ((stat.mode & 0o777) !== 0o700) fs.chmodSync(path, 0o700);
+    if ((stat.mode & 0o777) !== 0o700) chmodIfOurs(path, 0o700);
     for (const name of fs.readdirSync(path)) tighten(join(path, name));
   } else if ((stat.mode & 0o077) !== 0) {
-    fs.chmodSync(path, stat.mode & 0o700 & ~0o111);
+    chmodIfOurs(path, stat.mode & 0o700 & ~0o111);
+  }
+}
+
+/** A folder mounted by root (a volume) cannot be changed by us; what we create inside it still is. */
+function chmodIfOurs(path: string, mode: number): void {
+  try {
+    fs.chmodSync(path, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
   }
 }
 
