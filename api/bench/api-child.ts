@@ -118,6 +118,22 @@ async function extra(command: Command): Promise<unknown> {
     });
     return { bodies, ...(pow ? { pow } : {}) } satisfies SolvedChallenges;
   }
+  if (command.type === 'wrong-submits') {
+    return pool(command.count, 8, async () => {
+      const started = await initChallenge(
+        runtime,
+        { app_key: command.appKey, action: 'login', platform: 'web', signals: BENCH_SIGNALS },
+        CHROME_FACTS,
+      );
+      if (started.mode !== 'challenge') throw new Error('the bench app must be served challenges');
+      return JSON.stringify({
+        app_key: command.appKey,
+        challenge_id: started.challenge_id,
+        challenge: started.challenge,
+        pow: { nonces: [] },
+      });
+    });
+  }
   throw new Error(`unknown command ${(command as { type: string }).type}`);
 }
 

@@ -14,6 +14,8 @@ export interface LoadSpec {
 export interface LoadOptions {
   connections: number;
   durationSeconds: number;
+  /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  rate?: number;
 }
 
 export interface Measurement {
@@ -37,6 +39,7 @@ function drive(child: Child, spec: LoadSpec, options: LoadOptions) {
     url: child.url,
     connections: options.connections,
     duration: options.durationSeconds,
+    ...(options.rate ? { overallRate: options.rate } : {}),
     requests: [
       {
         method: 'POST',
@@ -85,4 +88,10 @@ export async function measure(
 export async function warmUp(child: Child, spec: LoadSpec, options: LoadOptions): Promise<void> {
   if (options.durationSeconds <= 0) return;
   await drive(child, spec, options);
+}
+
+/** Unmeasured load beside a measured case (a flood a bystander's requests must live with); resolves at its end. */
+export async function background(child: Child, spec: LoadSpec, options: LoadOptions): Promise<number> {
+  const result = await drive(child, spec, options);
+  return result.requests.total;
 }

@@ -19,6 +19,11 @@ export type Command =
    * app gets the puzzle the default policy sets for such a visitor.
    */
   | { id: number; type: 'solved-challenges'; appKey: string; count: number; browser?: boolean }
+  /**
+   * Initializes `count` invisible-tier challenges as a desktop Chrome would (the default policy's real
+   * puzzle) and answers submit bodies with a malformed proof-of-work: what an attacker sends for free.
+   */
+  | { id: number; type: 'wrong-submits'; appKey: string; count: number }
   /** Mints `count` pass tokens; with `consume`, validates each once so that it is already used. */
   | { id: number; type: 'mint'; appId: string; count: number; consume: boolean }
   /** Peer child: `count` Cap challenges created and solved in-process; answers the redeem bodies. */

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { Child } from './child.ts';
 import type { Parties } from './cpu.ts';
-import { type LoadSpec, type Measurement, measure, warmUp } from './load.ts';
+import { background, type LoadOptions, type LoadSpec, type Measurement, measure, warmUp } from './load.ts';
 import type { CreatedApp, Outcomes, ProfileSummary, SolvedChallenges } from './protocol.ts';
 import {
   byFlow,
@@ -98,12 +98,14 @@ interface RunExtra {
   note?: () => string | undefined;
   /** Peer cases: what the peer should answer to every request; anything else is noted. */
   expect?: keyof Outcomes;
+  /** Connections and rate of this case, where they differ from the run's (a bystander's light load). */
+  load?: Partial<LoadOptions>;
 }
 
 async function run(meta: CaseMeta, child: Child, spec: LoadSpec, parties: Parties, extra: RunExtra = {}) {
   process.stdout.write(`   ${meta.name} ... `);
   if (extra.expect) await child.call<Outcomes>({ type: 'outcomes' }); // counts from the warm-up go
-  const m = await measure(child, spec, { ...load, profile: options.profile, parties });
+  const m = await measure(child, spec, { ...load, ...extra.load, profile: options.profile, parties });
   const outcomes = extra.expect ? await child.call<Outcomes>({ type: 'outcomes' }) : undefined;
   const notes = [extra.note?.()];
   if (outcomes) {
@@ -321,7 +323,94 @@ async function challengeCases(label: string, api: Child, parties: Parties) {
       note: 'test-mode app: a one-hash puzzle (Argon2id, 8 KiB) any nonce solves',
     });
     if (options.peers && label === 'PostgreSQL') await realPuzzleCase(label, api, parties);
+    await wrongAnswerCases(label, api, parties, m.reqPerSec);
   }
+}
+
+/** The bystander: an integrator's light validate traffic, at a fixed rate, measured idle and under a flood. */
+const BYSTANDER = { connections: 2, rate: 50 };
+/** The flood: wrong submits at a bounded rate (issue 14 saw 68 per second push a bystander's p99 to 548 ms). */
+const FLOOD = { connections: 8, rate: 200 };
+
+/**
+ * What an attacker sends for free (issue 14): `challenge submit, wrong answer`, fresh challenges of the
+ * default policy with a malformed proof-of-work, at full speed; then `validate during a wrong-answer
+ * flood`, a bystander's validations at BYSTANDER's rate beside FLOOD's wrong submits, next to the same
+ * bystander on an idle server (`validate, bystander idle`), for its p50 and p99.
+ */
+async function wrongAnswerCases(label: string, api: Child, parties: Parties, initRate: number) {
+  const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge: 'invisible' });
+  const wrong = (count: number) => api.call<string[]>({ type: 'wrong-submits', appKey: app.appKey, count });
+  await submitCase(ours(`challenge submit, wrong answer (${label})`, label, 'submit'), api, parties, {
+    initRate,
+    what: 'challenges answered wrong',
+    prepare: wrong,
+    path: '/v1/challenge/submit',
+    headers: {},
+    note: 'fresh challenges of the default policy, proof-of-work malformed: refused before any hash',
+  });
+
+  const owner = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
+  const headers = { 'X-App-Key': owner.appKey, 'X-App-Secret': owner.appSecret };
+  const perCase = Math.ceil(BYSTANDER.rate * (options.durationSeconds + options.warmupSeconds) * 1.5) + 100;
+  const tokens = await api.call<string[]>({
+    type: 'mint',
+    appId: owner.appId,
+    count: perCase * 2,
+    consume: false,
+  });
+  const bystander = (items: string[]) => {
+    const sent = oneEach(items, tokenBody, 'pass tokens');
+    return { spec: { path: '/v1/validate', headers, body: sent.body }, note: sent.note };
+  };
+  const idle = bystander(tokens.slice(0, perCase));
+  const idleRun = await run(
+    ours(`validate, bystander idle (${label})`, label, 'validate'),
+    api,
+    idle.spec,
+    parties,
+    {
+      load: BYSTANDER,
+      note: () =>
+        [`${BYSTANDER.rate} fresh validations/s over ${BYSTANDER.connections} connections`, idle.note()]
+          .filter(Boolean)
+          .join('; '),
+    },
+  );
+
+  const floodBodies = await timed('preparing the flood', () =>
+    wrong(Math.ceil(FLOOD.rate * options.durationSeconds * 1.3) + 200),
+  );
+  const flood = oneEach(floodBodies, (b) => b, 'flood challenges');
+  const busy = bystander(tokens.slice(perCase));
+  const floodDone = background(
+    api,
+    { path: '/v1/challenge/submit', headers: {}, body: flood.body },
+    { connections: FLOOD.connections, durationSeconds: options.durationSeconds, rate: FLOOD.rate },
+  );
+  const floodRun = await run(
+    ours(`validate during a wrong-answer flood (${label})`, label, 'validate'),
+    api,
+    busy.spec,
+    parties,
+    {
+      load: BYSTANDER,
+      note: () =>
+        [
+          `bystander as idle, beside ${FLOOD.rate} wrong submits/s over ${FLOOD.connections} connections ` +
+            '(server CPU per request counts the flood too)',
+          flood.note(),
+          busy.note(),
+        ]
+          .filter(Boolean)
+          .join('; '),
+    },
+  );
+  const floodSent = await floodDone;
+  console.log(
+    `   bystander p50 ${idleRun.p50} → ${floodRun.p50} ms, p99 ${idleRun.p99} → ${floodRun.p99} ms ` +
+      `(${(floodRun.p99 / Math.max(idleRun.p99, 0.001)).toFixed(2)}× idle; goal ≤ 2×); flood sent ${floodSent}`,
+  );
 }
 
 /**
