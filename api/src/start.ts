@@ -103,6 +103,7 @@ const ROLES: Role[] = [
         appKey: creds.appKey,
         appSecret: creds.appSecret,
         standbyUrls: config.standby.bypassUrls,
+        backupUrls: config.standby.fallbackUrls,
         logger: api.runtime.logger.child({ role: 'demo' }),
       });
       return {

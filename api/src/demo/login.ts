@@ -14,7 +14,9 @@ export type Outcome =
   | 'rejected'
   | 'degraded'
   | 'client-only'
-  | 'unavailable';
+  | 'unavailable'
+  /** Gatehouse could not be reached to check the token: the page verifies again (issue 12). */
+  | 'reverify';
 
 export interface LoginResult {
   outcome: Outcome;
@@ -60,6 +62,17 @@ export async function handleLogin(
       ...(clientIp ? { clientIp } : {}),
     });
   } catch (error) {
+    // The main API is down: the token may be good but cannot be checked. The page verifies again through
+    // the standby (Gatehouse.reverify) and sends the form once more with an offline_ token.
+    if (error instanceof GatehouseError && error.reverify) {
+      return result(
+        'reverify',
+        503,
+        'Verify again',
+        'The verification service is unavailable, so your verification could not be checked: verifying again.',
+        null,
+      );
+    }
     // Fail closed: without a verdict nobody signs in. The error says why (credentials, network, 5xx).
     const why = error instanceof GatehouseError ? `${error.message} (${error.code})` : String(error);
     return result(

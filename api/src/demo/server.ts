@@ -22,6 +22,8 @@ export interface DemoOptions {
   appSecret: string;
   /** The standby (bypass) hosts as the browser reaches them: the widget's embed falls back to them. */
   standbyUrls?: string[];
+  /** The fallback (fallbackapiv1.) hosts this backend validates offline_ tokens at; default: discovered. */
+  backupUrls?: string[];
   logger?: Logger;
 }
 
@@ -38,6 +40,7 @@ export function createDemoServer(options: DemoOptions): Server {
     appKey: options.appKey,
     appSecret: options.appSecret,
     baseUrl: options.apiUrl,
+    ...(options.backupUrls?.length ? { backupServers: options.backupUrls } : {}),
   });
   const page = loginPage({
     apiUrl: options.publicApiUrl ?? options.apiUrl,

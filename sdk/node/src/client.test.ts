@@ -248,6 +248,31 @@ describe('validate', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('Gatehouse out of reach (no answer, 502/503/504): the error says reverify; other errors do not', async () => {
+    const refused = async () => {
+      throw new TypeError('fetch failed');
+    };
+    const gone = await new Gatehouse({ ...creds, fetch: refused, maxRetries: 0 })
+      .validate('pt_x')
+      .catch((e) => e);
+    expect(gone).toBeInstanceOf(GatehouseConnectionError);
+    expect(gone).toMatchObject({ code: 'network_error', reverify: true });
+    for (const status of [502, 503, 504]) {
+      const { fetch } = scripted(fail(status, 'service_unavailable'));
+      const down = await new Gatehouse({ ...creds, fetch, maxRetries: 0 }).validate('pt_x').catch((e) => e);
+      expect(down).toMatchObject({ code: 'service_unavailable', status, reverify: true });
+    }
+    for (const [status, code] of [
+      [500, 'internal_error'],
+      [503, 'service_online'],
+      [401, 'invalid_app_secret'],
+    ] as const) {
+      const { fetch } = scripted(fail(status, code));
+      const other = await new Gatehouse({ ...creds, fetch, maxRetries: 0 }).validate('pt_x').catch((e) => e);
+      expect(other).toMatchObject({ code, reverify: false });
+    }
+  });
+
   it('an answer that is not Gatehouse (a proxy page) is retried, then reported', async () => {
     const page = () => new Response('<html>Bad gateway</html>', { status: 502 });
     const { fetch, calls } = scripted(page(), page(), page());

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_TOKEN_LENGTH, PREFIX } from '@gatehouse/core/tokens/prefix';
-import { type Answer, errorFromAnswer, GatehouseApiError, GatehouseConfigError } from './errors.ts';
+import {
+  type Answer,
+  errorFromAnswer,
+  GatehouseApiError,
+  GatehouseConfigError,
+  GatehouseConnectionError,
+  type GatehouseError,
+} from './errors.ts';
 import { type GatehouseOptions, resolveOptions } from './options.ts';
 import { StandbyDirectory } from './standby.ts';
 import { Transport } from './transport.ts';
@@ -115,7 +122,11 @@ export class Gatehouse {
     if (expectedAction !== undefined && ACTION.test(expectedAction)) body.action = expectedAction;
     // 4. offline_: the backup hosts, then the main API; anything else: the main API (transport.ts).
     const route = await this.#transport.validationRoute(passToken);
-    const answer = await this.#transport.send({ path: '/v1/validate', body: { json: body } }, route);
+    const answer = await this.#transport
+      .send({ path: '/v1/validate', body: { json: body } }, route)
+      .catch((error: unknown) => {
+        throw unavailable(error) ?? error;
+      });
     // 5. A success is a verdict; so are the token errors. Anything else throws.
     if (answer.envelope?.code === 0) {
       return verdictFromData(answer.envelope.data, flags, expectedAction, answer.requestId);
@@ -125,7 +136,8 @@ export class Gatehouse {
       const details = answer.envelope?.code === -1 ? answer.envelope.data : undefined;
       return refusedVerdict(code as TokenErrorCode, flags, answer.requestId, details);
     }
-    throw errorFromAnswer(answer);
+    const error = errorFromAnswer(answer);
+    throw unavailable(error) ?? error;
   }
 
   /**
@@ -167,6 +179,22 @@ export class Gatehouse {
     });
     return serverToken(answer);
   }
+}
+
+/**
+ * Gatehouse out of reach (no answer; a 502/503/504 other than service_online, from it or its proxy): the
+ * token could not be checked, so the error says to have the page verify again (`reverify`).
+ */
+function unavailable(error: unknown): GatehouseError | undefined {
+  const outage =
+    error instanceof GatehouseConnectionError ||
+    (error instanceof GatehouseApiError &&
+      [502, 503, 504].includes(error.status ?? 0) &&
+      error.code !== 'service_online');
+  if (!outage) return undefined;
+  const e = error as GatehouseError;
+  e.reverify = true;
+  return e;
 }
 
 function serverToken(answer: Answer): ServerToken {

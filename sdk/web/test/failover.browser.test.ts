@@ -6,7 +6,9 @@ import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_USER } from '../../../api/src/demo/login.ts';
 import { fallbackEmbed } from '../../../api/src/demo/pages.ts';
+import { startDemoServer } from '../../../api/src/demo/server.ts';
 import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
@@ -298,6 +300,44 @@ describe.runIf(run)('web widget failover in Chromium', () => {
       await waitFor('the standby to stand down', () => !standby.health.serving, 15_000);
     }
   }, 60_000);
+
+  it('a pt_ issued before the outage and sent during it: the demo backend says reverify, the widget verifies again through the standby, the visitor signs in', async () => {
+    await standby.widget.refresh();
+    await standby.snapshots.refresh();
+    const demo = await startDemoServer({
+      host: '127.0.0.1',
+      port: 0,
+      apiUrl: api.url,
+      appKey: app.appKey,
+      appSecret: app.appSecret,
+      standbyUrls: [bypassUrl],
+      backupUrls: [standby.urls.fallback as string],
+    });
+    try {
+      context = await browser.newContext();
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(String(e)));
+      await page.goto(`${demo.url}/login`);
+      const field = page.locator('input[name="gatehouse-token"]');
+      await expect.poll(() => field.inputValue(), { timeout: 30_000 }).toMatch(/^pt_/);
+      await page.fill('input[name="username"]', DEMO_USER.username);
+      await page.fill('input[name="password"]', DEMO_USER.password);
+      await api.pause();
+      await waitFor('the standby to serve', () => standby.health.serving);
+      await page.click('button[type="submit"]');
+      await page.waitForSelector('main[data-outcome]', { timeout: 45_000 });
+      const shown = await page.evaluate(() => ({
+        outcome: document.querySelector('main')?.dataset.outcome,
+        text: document.body.textContent ?? '',
+      }));
+      expect(shown.outcome, shown.text).toBe('signed-in');
+      expect(shown.text).toMatch(/offline\s*true/i);
+    } finally {
+      await api.resume();
+      await demo.close();
+      await waitFor('the standby to stand down', () => !standby.health.serving, 15_000);
+    }
+  }, 90_000);
 
   it('main API → standby (offline_) → client-only (co_) → main API again (pt_)', async () => {
     const { page, inits, logged } = await widgetPage(app.appKey);
