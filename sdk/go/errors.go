@@ -57,6 +57,11 @@ type Error struct {
 	RetryAfter time.Duration
 	// Err is the underlying cause (a net.Error, context.Canceled...), if any.
 	Err error
+	// Reverify is set by Validate only: Gatehouse could not be reached to check the token (no answer, or
+	// a 502/503/504 other than service_online), so the token may well be good. Not a verdict on the
+	// visitor: have the page verify again (Gatehouse.reverify in the widget), which fails over to a
+	// standby host and yields an offline_ token this SDK validates there.
+	Reverify bool
 }
 
 // Error renders the message with the code, status and request id.

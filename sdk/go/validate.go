@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -84,6 +85,10 @@ func (c *Client) Validate(ctx context.Context, token string, params *ValidatePar
 	raw, _ := json.Marshal(body)
 	a, err := c.send(ctx, route, request{method: "POST", contentType: "application/json", body: raw})
 	if err != nil {
+		var gerr *Error
+		if errors.As(err, &gerr) && (gerr.Code == CodeNetworkError || gerr.Code == CodeTimeout) && ctx.Err() == nil {
+			gerr.Reverify = true
+		}
 		return nil, err
 	}
 	// 5. A success is a verdict; so are the token errors. Anything else is an error.
@@ -93,7 +98,9 @@ func (c *Client) Validate(ctx context.Context, token string, params *ValidatePar
 	if a.env != nil && a.env.code == -1 && isTokenError(a.env.errCode) {
 		return refusedVerdict(a.env.errCode, a.env.data, offline, a.requestID), nil
 	}
-	return nil, errorFromAnswer(a)
+	e := errorFromAnswer(a)
+	e.Reverify = (a.status == 502 || a.status == 503 || a.status == 504) && e.Code != CodeServiceOnline
+	return nil, e
 }
 
 // actionPattern is what an action can be (the API's rule).
