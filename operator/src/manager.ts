@@ -11,6 +11,7 @@ import { LABEL, MANAGED_BY } from './controllers/names.ts';
 import { upgradeCrd } from './crd-upgrade.ts';
 import { MainApiProber, type ProbeFn } from './health/prober.ts';
 import { endpointSliceTargets, StandbySwitch, type StandbyTargets } from './health/standby-switch.ts';
+import { sleep } from './runtime/backoff.ts';
 import { ControllerRunner } from './runtime/controller-runner.ts';
 import { KubeEventRecorder } from './runtime/events.ts';
 import { type Endpoints, serveEndpoints } from './runtime/http-endpoints.ts';
@@ -60,9 +61,11 @@ export class Manager {
   #running: { stop(): Promise<void>; synced(): boolean } | undefined;
   #loop: Promise<void> | undefined;
   #release = true;
+  readonly #renewDeadlineMs: number;
 
   constructor(options: ManagerOptions) {
     this.#o = options;
+    this.#renewDeadlineMs = options.timings?.renewDeadlineMs ?? 10_000;
     this.client = new KubeClient(options.kubeConfig);
     const le = options.config.leaderElection;
     if (le.enabled) {
@@ -135,7 +138,9 @@ export class Manager {
     while (!signal.aborted) {
       if (!(await this.#elector.acquire(signal))) break;
       this.metrics.leader.set(1);
-      if (this.#o.config.manageCrd) await upgradeCrd(this.client, this.#o.logger);
+      // Bounded: while it runs the lease is not renewed (the rest of the upgrade goes on in the background).
+      if (this.#o.config.manageCrd)
+        await Promise.race([upgradeCrd(this.client, this.#o.logger), sleep(this.#renewDeadlineMs / 2)]);
       // Everything this term does to the cluster, the admin API and the standby goes through clients
       // bound to `term`: aborting it cancels the calls in flight and refuses new ones, so a replica
       // that lost the lease stops acting at once rather than when its reconciles finish.
