@@ -6,6 +6,7 @@ namespace Gatehouse;
 
 use Gatehouse\Exception\ApiException;
 use Gatehouse\Exception\ConfigException;
+use Gatehouse\Exception\ConnectionException;
 use Gatehouse\Exception\GatehouseException;
 use Gatehouse\Internal\Config;
 use Gatehouse\Internal\Errors;
@@ -114,7 +115,12 @@ final class Client
         if (is_string($options['expected_action'] ?? null) && preg_match('/^[A-Za-z0-9_.:-]{1,64}$/D', $options['expected_action']) === 1) {
             $body['action'] = $options['expected_action'];
         }
-        $answer = $this->transport->send($route, 'POST', json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES), 'application/json');
+        try {
+            $answer = $this->transport->send($route, 'POST', json_encode($body, JSON_THROW_ON_ERROR | JSON_UNESCAPED_SLASHES), 'application/json');
+        } catch (ConnectionException $e) {
+            // Gatehouse out of reach: the token could not be checked; the page should verify again.
+            throw $e->markReverify();
+        }
         // 5. A success is a verdict; so are the token errors. Anything else throws.
         if ($answer->isSuccess()) {
             return Verdict::fromData($answer->data, $offline, $options['expected_action'] ?? null, $answer->requestId);
@@ -122,7 +128,11 @@ final class Client
         if ($answer->error !== null && in_array($answer->error, Verdict::TOKEN_ERRORS, true)) {
             return Verdict::refused($answer->error, $offline, $answer->requestId, $answer->errorData);
         }
-        throw Errors::fromAnswer($answer);
+        $error = Errors::fromAnswer($answer);
+        if (in_array($answer->status, [502, 503, 504], true) && $answer->error !== 'service_online') {
+            $error->markReverify();
+        }
+        throw $error;
     }
 
     /**

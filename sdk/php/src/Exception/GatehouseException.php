@@ -12,6 +12,8 @@ namespace Gatehouse\Exception;
  */
 class GatehouseException extends \RuntimeException
 {
+    private bool $reverify = false;
+
     public function __construct(
         string $message,
         private readonly string $errorCode,
@@ -26,6 +28,24 @@ class GatehouseException extends \RuntimeException
     public function getErrorCode(): string
     {
         return $this->errorCode;
+    }
+
+    /**
+     * validate() only: Gatehouse could not be reached to check the token (no answer, or a 502/503/504
+     * other than service_online), so the token may well be good. Not a verdict on the visitor: have the
+     * page verify again (Gatehouse.reverify in the widget), which fails over to a standby host and yields
+     * an offline_ token this SDK validates there (issue 12).
+     */
+    public function shouldReverify(): bool
+    {
+        return $this->reverify;
+    }
+
+    /** @internal set by Client::validate */
+    public function markReverify(): static
+    {
+        $this->reverify = true;
+        return $this;
     }
 
     /** HTTP status of the answer; null when there was none (configuration, network). */
