@@ -151,6 +151,8 @@ const appView = {
     'allowed_domains',
     'disabled',
     'secret_rotation_grace_until',
+    'previous_app_key',
+    'key_rotation_grace_until',
     'created_at',
   ],
   properties: {
@@ -183,6 +185,11 @@ const appView = {
     },
     disabled: { type: 'boolean' },
     secret_rotation_grace_until: nullableDateTime,
+    previous_app_key: {
+      type: ['string', 'null'],
+      description: 'The key replaced by the last rotate-key, while it still names the app; null otherwise.',
+    },
+    key_rotation_grace_until: nullableDateTime,
     created_at: { type: 'string', format: 'date-time' },
   },
   additionalProperties: false,
@@ -437,7 +444,7 @@ export const openapiDocument = {
         ],
         responses: {
           '200': { description: 'The snapshot', ...json(ok({ type: 'object' })) },
-          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
+          ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
     },
@@ -569,6 +576,19 @@ export const openapiDocument = {
         },
         responses: {
           '200': { description: 'The app and its new secret', ...json(ok(appView)) },
+          ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
+        },
+      },
+    },
+    '/admin/v1/apps/{appKey}/rotate-key': {
+      parameters: [appKeyPath],
+      post: {
+        summary:
+          'New public key; the previous one keeps naming the app (widgets, validation, standby, this API) for grace_seconds (default one day). Refused for an app managed by a custom resource.',
+        security: adminAuth,
+        requestBody: { required: false, ...json(body(rotateBody)) },
+        responses: {
+          '200': { description: 'The app under its new key', ...json(ok(appView)) },
           ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },

@@ -200,7 +200,7 @@ describe.runIf(run)('console admin endpoints', () => {
     a.record('ak_rollup', 'challenge.image');
     await a.close();
     await b.close();
-    const hours = await a.read('ak_rollup', 3);
+    const hours = await a.read(['ak_rollup'], 3);
     expect(hours).toHaveLength(3);
     expect(hours.map((h) => h.counts['challenge.image'] ?? 0)).toEqual([0, 0, 9]);
   });

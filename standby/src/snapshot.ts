@@ -15,6 +15,9 @@ export const snapshotSchema = z.object({
       secret_hash: z.string(),
       previous_secret_hash: z.string().nullable(),
       previous_secret_expires_at: z.string().nullable(),
+      // Absent from snapshots written before key rotation existed (a file on disk may be one).
+      previous_app_key: z.string().nullable().default(null),
+      previous_app_key_expires_at: z.string().nullable().default(null),
       disabled: z.boolean(),
       test_mode: z.boolean(),
       client_ip_policy: z.string(),
@@ -49,8 +52,12 @@ export class SnapshotKeeper {
     return this.#snapshot;
   }
 
+  /** The app this key names: its current key, or its previous one until that key's grace ends. */
   app(appKey: string): SnapshotApp | undefined {
-    return this.#byKey.get(appKey);
+    const app = this.#byKey.get(appKey);
+    if (!app || app.app_key === appKey) return app;
+    const until = app.previous_app_key_expires_at;
+    return until !== null && new Date(until) > new Date() ? app : undefined;
   }
 
   /** The region's signing keys from the snapshot (empty without one). */
@@ -98,7 +105,11 @@ export class SnapshotKeeper {
 
   #use(snapshot: Snapshot) {
     this.#snapshot = snapshot;
-    this.#byKey = new Map(snapshot.apps.map((a) => [a.app_key, a]));
+    // Previous keys first, so a current key always wins over another app's stale previous one.
+    this.#byKey = new Map([
+      ...snapshot.apps.flatMap((a) => (a.previous_app_key ? [[a.previous_app_key, a] as const] : [])),
+      ...snapshot.apps.map((a) => [a.app_key, a] as const),
+    ]);
     this.#keyring = new SnapshotKeyring(snapshot.offline_keys);
   }
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '@gatehouse/core/db';
-import { type App, apps } from '@gatehouse/core/db/schema';
+import { type App, apps, usageHourly } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
-import { asc, eq, sql } from 'drizzle-orm';
+import { asc, eq, or, sql } from 'drizzle-orm';
 import { effectivePlan } from './plans.ts';
 import { newAppKey, newAppSecret } from './secrets.ts';
 import type { AppSettings, AppSettingsPatch } from './settings.ts';
@@ -38,14 +38,22 @@ export class AppRepository {
     return this.#db.select().from(apps).orderBy(asc(apps.createdAt));
   }
 
-  /** The app with this public key, or null; served from a short cache. */
+  /**
+   * The app this public key names, or null: its current key, or the key it had before a rotation while
+   * that rotation's grace lasts (checked on every call, cached or not). Served from a short cache.
+   */
   async findByKey(appKey: string): Promise<App | null> {
     const hit = this.#cache.get(appKey);
-    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit.app;
-    const [app] = await this.#db.select().from(apps).where(eq(apps.appKey, appKey)).limit(1);
+    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return keyNames(hit.app, appKey);
+    const rows = await this.#db
+      .select()
+      .from(apps)
+      .where(or(eq(apps.appKey, appKey), eq(apps.previousAppKey, appKey)))
+      .limit(2);
+    const app = rows.find((a) => a.appKey === appKey) ?? rows[0] ?? null;
     if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(appKey, { app: app ?? null, at: Date.now() });
-    return app ?? null;
+    this.#cache.set(appKey, { app, at: Date.now() });
+    return keyNames(app, appKey);
   }
 
   async findById(id: string): Promise<App | null> {
@@ -62,6 +70,34 @@ export class AppRepository {
 
   async update(appKey: string, patch: AppSettingsPatch): Promise<App> {
     return this.#write(appKey, toColumns(patch));
+  }
+
+  /**
+   * Issues a new public key; the old one keeps naming the app for `graceSeconds` so pages and servers
+   * can be rolled. Tokens are bound to the app's id, not to a key, so those already issued stay valid.
+   * A second rotation inside the grace period ends the first one's grace (only one previous key).
+   */
+  async rotateKey(appKey: string, graceSeconds: number): Promise<App> {
+    const current = await this.require(appKey);
+    if (current.managedBy) {
+      throw new GatehouseError(
+        'invalid_request',
+        `This app is managed by ${current.managedBy.kind} ${current.managedBy.namespace}/${current.managedBy.name}, which holds its key: rotate it there.`,
+      );
+    }
+    this.#cache.delete(current.appKey);
+    if (current.previousAppKey) this.#cache.delete(current.previousAppKey);
+    const app = await this.#write(appKey, {
+      appKey: newAppKey(),
+      previousAppKey: graceSeconds > 0 ? current.appKey : null,
+      previousAppKeyExpiresAt: graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000) : null,
+    });
+    // The console's usage history is kept per key: it follows the app to its new key.
+    await this.#db
+      .update(usageHourly)
+      .set({ appKey: app.appKey })
+      .where(eq(usageHourly.appKey, current.appKey));
+    return app;
   }
 
   /**
@@ -83,14 +119,17 @@ export class AppRepository {
     return this.#write(appKey, { disabledAt: disabled ? new Date() : null });
   }
 
+  /** Writes the app this key names (current key, or previous one in its grace), by its id. */
   async #write(appKey: string, values: Partial<App>): Promise<App> {
+    const found = await this.require(appKey);
     this.#cache.delete(appKey);
     const [app] = await this.#db
       .update(apps)
       .set({ ...values, updatedAt: sql`now()` })
-      .where(eq(apps.appKey, appKey))
+      .where(eq(apps.id, found.id))
       .returning();
     if (!app) throw new GatehouseError('not_found', `No app with key ${appKey}.`);
+    this.#cache.delete(app.appKey);
     return app;
   }
 }
@@ -115,6 +154,24 @@ function toColumns(s: Partial<AppSettings>): Partial<App> {
   return out;
 }
 
+/** Whether the key replaced by the last rotation still names the app. */
+function inGrace(app: App, now = new Date()): boolean {
+  return (
+    app.previousAppKey !== null && app.previousAppKeyExpiresAt !== null && app.previousAppKeyExpiresAt > now
+  );
+}
+
+/** Whether `appKey` names this app now: its current key, or its previous key during the grace period. */
+export function keyNamesApp(app: App, appKey: string): boolean {
+  return keyNames(app, appKey) !== null;
+}
+
+/** The app if `appKey` names it now: its current key, or its previous key during the grace period. */
+function keyNames(app: App | null, appKey: string): App | null {
+  if (!app) return null;
+  return app.appKey === appKey || (app.previousAppKey === appKey && inGrace(app)) ? app : null;
+}
+
 /** The public view of an app: never the secret or its hash. */
 export function describeApp(app: App) {
   const plan = effectivePlan(app);
@@ -135,6 +192,8 @@ export function describeApp(app: App) {
     managed_by: app.managedBy ?? null,
     disabled: app.disabledAt !== null,
     secret_rotation_grace_until: readableDate(app.previousSecretExpiresAt),
+    previous_app_key: inGrace(app) ? app.previousAppKey : null,
+    key_rotation_grace_until: inGrace(app) ? readableDate(app.previousAppKeyExpiresAt) : null,
     created_at: app.createdAt.toISOString(),
   };
 }

@@ -64,8 +64,8 @@ export function consoleAdminRoutes(router: Router, deps: Deps): void {
       .from(appUsage)
       .where(and(eq(appUsage.appId, app.id), eq(appUsage.period, period)));
     ctx.body = success({
-      app_key: appKey,
-      hours: await deps.usage.read(appKey, hours),
+      app_key: app.appKey,
+      hours: await deps.usage.read([app.appKey, ...(app.previousAppKey ? [app.previousAppKey] : [])], hours),
       quota: { period, used: row?.challenges ?? 0, monthly_quota: describeApp(app).monthly_quota },
     });
   });

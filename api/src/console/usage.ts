@@ -1,6 +1,6 @@
 import { type Database, isDatabaseUnavailable } from '@gatehouse/core/db';
 import { usageHourly } from '@gatehouse/core/db/schema';
-import { and, eq, gte, sql } from 'drizzle-orm';
+import { and, gte, inArray, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 
 /** How often counts held in memory are added to the database. */
@@ -76,13 +76,13 @@ export class UsageRollup {
     }
   }
 
-  /** The app's counts for each hour of the last `hours` hours (hours without events included, empty). */
-  async read(appKey: string, hours: number): Promise<UsageHour[]> {
+  /** The app's counts (under any of its keys) for each hour of the last `hours` hours (hours without events included, empty). */
+  async read(appKeys: string[], hours: number): Promise<UsageHour[]> {
     const first = hourOf(new Date(Date.now() - (hours - 1) * 3_600_000));
     const rows = await this.#db
       .select()
       .from(usageHourly)
-      .where(and(eq(usageHourly.appKey, appKey), gte(usageHourly.hour, first)));
+      .where(and(inArray(usageHourly.appKey, appKeys), gte(usageHourly.hour, first)));
     const byHour = new Map<number, Record<string, number>>();
     for (let i = 0; i < hours; i++) byHour.set(first.getTime() + i * 3_600_000, {});
     for (const row of rows) {

@@ -8,7 +8,7 @@ import { describeApp } from '../apps/repository.ts';
 import { appSettingsPatch, createAppBody } from '../apps/settings.ts';
 import type { Deps } from '../deps.ts';
 
-/** Body of POST .../rotate-secret; also used by the `gatehouse` command when it opens the database itself. */
+/** Body of POST .../rotate-secret and .../rotate-key; also used by the `gatehouse` command when it opens the database itself. */
 export const rotateBody = z
   .object({
     grace_seconds: z
@@ -49,6 +49,11 @@ export function adminRoutes(router: Router, deps: Deps): void {
     const { grace_seconds } = hasBody ? readBody(ctx, rotateBody) : rotateBody.parse({});
     const { app, secret } = await deps.apps.rotateSecret(key(ctx.params.appKey), grace_seconds);
     ctx.body = success({ ...describeApp(app), app_secret: secret });
+  });
+  router.post('/admin/v1/apps/:appKey/rotate-key', guard, async function rotateKey(ctx) {
+    const hasBody = Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+    const { grace_seconds } = hasBody ? readBody(ctx, rotateBody) : rotateBody.parse({});
+    ctx.body = success(describeApp(await deps.apps.rotateKey(key(ctx.params.appKey), grace_seconds)));
   });
   router.post('/admin/v1/apps/:appKey/disable', guard, async function disableApp(ctx) {
     ctx.body = success(describeApp(await deps.apps.setDisabled(key(ctx.params.appKey), true)));

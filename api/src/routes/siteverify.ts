@@ -4,6 +4,7 @@ import { isIp } from '@gatehouse/core/ip';
 import { MAX_TOKEN_LENGTH, tokenKind } from '@gatehouse/core/tokens';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { keyNamesApp } from '../apps/repository.ts';
 import { findAppBySecret } from '../apps/secret-lookup.ts';
 import { unavailable } from '../database-health.ts';
 import type { Deps } from '../deps.ts';
@@ -87,7 +88,7 @@ async function verify(deps: Deps, vendor: Vendor, fields: Fields | null): Promis
 
   const sitekey = text(fields.sitekey);
   if (sitekey === null) return { ok: false, problems: ['bad-request'] };
-  if (sitekey && sitekey !== app.appKey) return { ok: false, problems: ['sitekey-mismatch'] };
+  if (sitekey && !keyNamesApp(app, sitekey)) return { ok: false, problems: ['sitekey-mismatch'] };
 
   // remoteip is a soft signal at Turnstile and reCAPTCHA: one that is not an address is ignored there;
   // hCaptcha documents an error code for it.

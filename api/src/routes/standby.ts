@@ -1,4 +1,5 @@
 import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
+import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
 import { parseOrThrow } from '@gatehouse/core/http';
 import {
@@ -25,6 +26,9 @@ export interface StandbySnapshot {
     secret_hash: string;
     previous_secret_hash: string | null;
     previous_secret_expires_at: string | null;
+    /** The key replaced by a rotation, while its grace lasts (then null: the standby forgets it). */
+    previous_app_key: string | null;
+    previous_app_key_expires_at: string | null;
     disabled: boolean;
     test_mode: boolean;
     client_ip_policy: string;
@@ -74,6 +78,7 @@ export function standbyRoutes(router: Router, deps: Deps): void {
         secret_hash: app.secretHash,
         previous_secret_hash: app.previousSecretHash,
         previous_secret_expires_at: app.previousSecretExpiresAt?.toISOString() ?? null,
+        ...previousKey(app),
         disabled: app.disabledAt !== null,
         test_mode: app.testMode,
         client_ip_policy: app.clientIpPolicy,
@@ -83,4 +88,16 @@ export function standbyRoutes(router: Router, deps: Deps): void {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = success(body);
   });
+}
+
+/** The key replaced by the last rotation, only while it still names the app. */
+function previousKey(app: App): {
+  previous_app_key: string | null;
+  previous_app_key_expires_at: string | null;
+} {
+  const until = app.previousAppKeyExpiresAt;
+  if (!app.previousAppKey || !until || until <= new Date()) {
+    return { previous_app_key: null, previous_app_key_expires_at: null };
+  }
+  return { previous_app_key: app.previousAppKey, previous_app_key_expires_at: until.toISOString() };
 }
