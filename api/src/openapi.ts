@@ -532,7 +532,7 @@ export const openapiDocument = {
               }),
             ),
           },
-          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
+          ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
       post: {

@@ -135,7 +135,9 @@ describe.runIf(run)(`Schemathesis over the public and admin API (${TEST_DATABASE
       const configFile = join(work, 'schemathesis.toml');
       writeFileSync(configFile, `${config}\n`);
 
-      const seed = process.env.SCHEMATHESIS_SEED;
+      // CI replays one fixed sequence so a landing is never blocked by a case no earlier run could have
+      // drawn; runs outside CI (and the long form, docs/fuzzing.md) draw a new seed each time.
+      const seed = process.env.SCHEMATHESIS_SEED ?? (IN_CI ? '20261125' : undefined);
       const args = [
         '--config-file',
         configFile,
