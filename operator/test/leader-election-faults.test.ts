@@ -194,6 +194,28 @@ describe.runIf(controlPlaneAvailable({ controllers: false, suite: 'leader electi
       );
     });
 
+    it('a lost term cancels the calls in flight at once and refuses new ones', async () => {
+      const term = new AbortController();
+      const client = new KubeClient(cp.kubeConfig('admin', proxy.url)).bound(term.signal);
+      await client.get(resourcePath(LEASES, NS)); // a connection exists
+      proxy.stall();
+      try {
+        const hung = client.get(resourcePath(LEASES, NS)).then(
+          () => 'answered',
+          () => Date.now(),
+        );
+        await sleep(300);
+        const abortedAt = Date.now();
+        term.abort(new Error('leadership lost (deadline)'));
+        const ended = await Promise.race([hung, sleep(3000).then(() => 'still waiting')]);
+        expect(typeof ended).toBe('number');
+        expect((ended as number) - abortedAt).toBeLessThan(200);
+        await expect(client.get(resourcePath(LEASES, NS))).rejects.toThrow(/leadership lost/);
+      } finally {
+        proxy.resume();
+      }
+    });
+
     it('a Manager that loses its connection stops acting before another Manager leads', async () => {
       const config = (identity: string) => {
         const c = testConfig('http://127.0.0.1:9', 'x'.repeat(32), { logLevel: 'silent' });
