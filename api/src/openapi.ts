@@ -1,8 +1,8 @@
 import { ERROR_STATUS, type ErrorCode, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
 import { appSettingsPatch, createAppBody } from './apps/settings.ts';
 import { initBody } from './challenges/init.ts';
-import { consolePaths } from './console/openapi-paths.ts';
 import { submitBody } from './challenges/submit.ts';
+import { consolePaths } from './console/openapi-paths.ts';
 import { pathParameter, requestSchema } from './openapi-request.ts';
 import { appKeyParam, rotateBody } from './routes/admin.ts';
 import { siteverifyPaths } from './routes/siteverify-openapi.ts';
@@ -532,7 +532,7 @@ export const openapiDocument = {
               }),
             ),
           },
-          ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
+          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
       post: {
