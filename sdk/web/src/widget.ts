@@ -167,7 +167,8 @@ export class Widget implements WidgetHandle {
     this.field.dataset.gatehouseState = state;
     const text = key ? this.t(key) : '';
     if (!this.box || !this.check || !this.status) return;
-    this.box.dataset.state = state;
+    // Running without a status is the user's turn (a challenge is shown): the box looks idle, no spinner.
+    this.box.dataset.state = key ? state : 'idle';
     this.check.setAttribute('aria-checked', String(state === 'done'));
     const locked = state === 'expired' && this.o.refreshExpired === 'never';
     this.check.setAttribute('aria-disabled', String(state === 'running' || state === 'done' || locked));
@@ -369,6 +370,9 @@ export class Widget implements WidgetHandle {
             close: () => this.showing?.close(),
           };
           this.view = ui.mount(host, image);
+          // The user's turn: neither "Verifying…" on the box nor "Loading the challenge…" in the live region.
+          this.setState('running');
+          this.announce('');
         },
         (error) =>
           reject(new GatehouseError('ui_failed', `Cannot load the challenge: ${error?.message ?? error}`)),

@@ -27,6 +27,29 @@ function deepActive(): HTMLElement | null {
   return active as HTMLElement | null;
 }
 
+/**
+ * A stroked icon for a button whose name is its aria-label (a drawing, not a text glyph such as ↻ or ×:
+ * its contrast is measurable and the label-in-name rule has no visible text to compare).
+ */
+const icon = (d: string) => {
+  const s = svg('0 0 24 24', [
+    [
+      'path',
+      {
+        d,
+        fill: 'none',
+        stroke: 'currentColor',
+        'stroke-width': '2.2',
+        'stroke-linecap': 'round',
+        'stroke-linejoin': 'round',
+      },
+    ],
+  ]);
+  s.setAttribute('width', '20');
+  s.setAttribute('height', '20');
+  return s;
+};
+
 /** Server messages are English; other languages get the translated text with the attempts left. */
 function wrongText(tr: KindContext['tr'], lang: string, message: string): string {
   if (lang === 'en') return message;
@@ -38,7 +61,11 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   const tr = challengeTranslator(host.lang);
   const popup = host.presentation === 'popup';
   const reduced = matchMedia('(prefers-reduced-motion: reduce)').matches;
-  const returnFocus = popup ? deepActive() : null;
+  // Where focus goes when the view goes away holding it: a popup gives it back to what had it before;
+  // inline, to the box's checkbox, the slot's neighbour in the loader's shadow root (never to <body>).
+  const returnFocus = popup
+    ? deepActive()
+    : (host.slot?.getRootNode() as ParentNode | undefined)?.querySelector<HTMLElement>('[role=checkbox]');
 
   const outer = h('div', popup ? 'popup' : 'embedded', { 'data-theme': host.theme, lang: host.lang });
   const root = outer.attachShadow({ mode: 'open' });
@@ -49,13 +76,15 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   const prompt = h('p', 'prompt', { id: 'gh-prompt' });
   head.append(prompt);
   if (popup) {
-    const x = button('×', 'x');
+    const x = button('', 'x');
+    x.append(icon('M6 6l12 12M18 6 6 18'));
     x.setAttribute('aria-label', host.t('close'));
     x.onclick = () => host.close();
     head.append(x);
   }
   const body = h('div', 'body');
-  const refresh = button('↻', 'btn ghost icon');
+  const refresh = button('', 'btn ghost icon');
+  refresh.append(icon('M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7'));
   refresh.setAttribute('aria-label', tr('refresh'));
   refresh.title = tr('refresh');
   refresh.onclick = () => !refresh.disabled && host.refresh();
@@ -161,9 +190,10 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     destroy() {
       if (gone) return;
       gone = true;
+      const held = root.activeElement !== null;
       if (popup) (frame as HTMLDialogElement).close();
       outer.remove();
-      if (returnFocus?.isConnected) returnFocus.focus();
+      if ((popup || held) && returnFocus?.isConnected) returnFocus.focus();
     },
   };
 }

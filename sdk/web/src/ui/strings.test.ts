@@ -29,7 +29,9 @@ describe('challenge strings', () => {
     expect(challengeTranslator('fr')('challenge.select.tile', { row: 2, column: 3 })).toBe(
       'Ligne 2, colonne 3',
     );
-    expect(challengeTranslator('xx')('challenge.slide.prompt')).toBe('Drag the piece into the gap');
+    expect(challengeTranslator('xx')('challenge.slide.prompt')).toBe(
+      'Drag the piece into the gap that matches its shape',
+    );
     expect(challengeTranslator('en')('challenge.unknown.key')).toBe('challenge.unknown.key');
   });
 });

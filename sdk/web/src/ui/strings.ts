@@ -26,7 +26,7 @@ export const STRINGS: Record<string, Table> = {
   en: {
     ui: "Verify|New challenge|Undo|That's not right, try again.|Attempts left: {count}.|Here is a new challenge.|Click {n}",
     slide:
-      'Drag the piece into the gap|Puzzle piece|Use the arrow keys to move the piece (Shift for bigger steps), then press Enter.',
+      'Drag the piece into the gap that matches its shape|Puzzle piece|Use the arrow keys to move the piece (Shift for bigger steps), then press Enter.',
     click:
       'Click these {count} symbols in order:|Picture to click on|Move the crosshair with the arrow keys (Shift for bigger steps), press Enter or Space to click, Backspace to undo.',
     select:
@@ -37,7 +37,7 @@ export const STRINGS: Record<string, Table> = {
   fr: {
     ui: "Valider|Nouveau défi|Annuler|Ce n'est pas ça, réessayez.|Essais restants : {count}.|Voici un nouveau défi.|Clic {n}",
     slide:
-      "Faites glisser la pièce dans l'encoche|Pièce du puzzle|Déplacez la pièce avec les flèches (Maj pour de grands pas), puis appuyez sur Entrée.",
+      "Faites glisser la pièce dans l'encoche de même forme|Pièce du puzzle|Déplacez la pièce avec les flèches (Maj pour de grands pas), puis appuyez sur Entrée.",
     click:
       "Cliquez sur ces {count} symboles dans l'ordre :|Image sur laquelle cliquer|Déplacez le viseur avec les flèches (Maj pour de grands pas), Entrée ou Espace pour cliquer, Retour arrière pour annuler.",
     select:
@@ -48,7 +48,7 @@ export const STRINGS: Record<string, Table> = {
   de: {
     ui: 'Prüfen|Neue Aufgabe|Rückgängig|Das war nicht richtig, bitte erneut versuchen.|Verbleibende Versuche: {count}.|Hier ist eine neue Aufgabe.|Klick {n}',
     slide:
-      'Ziehen Sie das Teil in die Lücke|Puzzleteil|Bewegen Sie das Teil mit den Pfeiltasten (Umschalt für große Schritte) und drücken Sie dann Enter.',
+      'Ziehen Sie das Teil in die Lücke mit derselben Form|Puzzleteil|Bewegen Sie das Teil mit den Pfeiltasten (Umschalt für große Schritte) und drücken Sie dann Enter.',
     click:
       'Klicken Sie diese {count} Symbole der Reihe nach an:|Bild zum Anklicken|Bewegen Sie das Fadenkreuz mit den Pfeiltasten (Umschalt für große Schritte), Enter oder Leertaste zum Klicken, Rücktaste zum Rückgängigmachen.',
     select:
@@ -59,7 +59,7 @@ export const STRINGS: Record<string, Table> = {
   es: {
     ui: 'Verificar|Nuevo desafío|Deshacer|No es correcto, inténtalo de nuevo.|Intentos restantes: {count}.|Aquí tienes un nuevo desafío.|Clic {n}',
     slide:
-      'Arrastra la pieza hasta el hueco|Pieza del puzle|Mueve la pieza con las flechas (Mayús para pasos grandes) y pulsa Intro.',
+      'Arrastra la pieza hasta el hueco de su misma forma|Pieza del puzle|Mueve la pieza con las flechas (Mayús para pasos grandes) y pulsa Intro.',
     click:
       'Haz clic en estos {count} símbolos en orden:|Imagen en la que hacer clic|Mueve el punto de mira con las flechas (Mayús para pasos grandes), Intro o Espacio para hacer clic, Retroceso para deshacer.',
     select:
@@ -70,7 +70,7 @@ export const STRINGS: Record<string, Table> = {
   pt: {
     ui: 'Verificar|Novo desafio|Desfazer|Não está certo, tente novamente.|Tentativas restantes: {count}.|Aqui está um novo desafio.|Clique {n}',
     slide:
-      'Arraste a peça até o encaixe|Peça do quebra-cabeça|Mova a peça com as setas (Shift para passos maiores) e pressione Enter.',
+      'Arraste a peça até o encaixe de mesmo formato|Peça do quebra-cabeça|Mova a peça com as setas (Shift para passos maiores) e pressione Enter.',
     click:
       'Clique nestes {count} símbolos, na ordem:|Imagem para clicar|Mova a mira com as setas (Shift para passos maiores), Enter ou Espaço para clicar, Backspace para desfazer.',
     select:
@@ -81,7 +81,7 @@ export const STRINGS: Record<string, Table> = {
   it: {
     ui: 'Verifica|Nuova sfida|Annulla|Non è corretto, riprova.|Tentativi rimasti: {count}.|Ecco una nuova sfida.|Clic {n}',
     slide:
-      'Trascina il pezzo nello spazio vuoto|Pezzo del puzzle|Sposta il pezzo con le frecce (Maiusc per passi più grandi), poi premi Invio.',
+      'Trascina il pezzo nello spazio vuoto della stessa forma|Pezzo del puzzle|Sposta il pezzo con le frecce (Maiusc per passi più grandi), poi premi Invio.',
     click:
       "Fai clic su questi {count} simboli nell'ordine:|Immagine su cui fare clic|Sposta il mirino con le frecce (Maiusc per passi più grandi), Invio o Spazio per fare clic, Backspace per annullare.",
     select:
@@ -92,7 +92,7 @@ export const STRINGS: Record<string, Table> = {
   ja: {
     ui: '確認|新しいチャレンジ|元に戻す|正しくありません。もう一度お試しください。|残り{count}回。|新しいチャレンジです。|クリック {n}',
     slide:
-      'ピースを穴までドラッグしてください|パズルのピース|矢印キーでピースを動かし（Shiftで大きく移動）、Enterキーを押してください。',
+      'ピースを同じ形の穴までドラッグしてください|パズルのピース|矢印キーでピースを動かし（Shiftで大きく移動）、Enterキーを押してください。',
     click:
       '次の{count}個の記号を順番にクリックしてください：|クリックする画像|矢印キーで照準を動かし（Shiftで大きく移動）、EnterキーまたはSpaceキーでクリック、Backspaceキーで取り消します。',
     select:
@@ -102,7 +102,8 @@ export const STRINGS: Record<string, Table> = {
   },
   zh: {
     ui: '验证|换一个|撤销|不正确，请重试。|剩余 {count} 次机会。|已换一个新的验证。|点击 {n}',
-    slide: '将拼图块拖到缺口处|拼图块|使用方向键移动拼图块（按住 Shift 可大步移动），然后按 Enter 键。',
+    slide:
+      '将拼图块拖到形状相同的缺口处|拼图块|使用方向键移动拼图块（按住 Shift 可大步移动），然后按 Enter 键。',
     click:
       '请按顺序点击这 {count} 个符号：|可点击的图片|使用方向键移动准星（按住 Shift 可大步移动），按 Enter 或空格键点击，按退格键撤销。',
     select:
@@ -113,7 +114,7 @@ export const STRINGS: Record<string, Table> = {
   ko: {
     ui: '확인|새 문제|실행 취소|틀렸습니다. 다시 시도하세요.|남은 시도: {count}회.|새 문제입니다.|클릭 {n}',
     slide:
-      '조각을 빈칸으로 드래그하세요|퍼즐 조각|화살표 키로 조각을 움직이고(Shift를 누르면 크게 이동) Enter 키를 누르세요.',
+      '조각을 같은 모양의 빈칸으로 드래그하세요|퍼즐 조각|화살표 키로 조각을 움직이고(Shift를 누르면 크게 이동) Enter 키를 누르세요.',
     click:
       '다음 {count}개의 기호를 순서대로 클릭하세요:|클릭할 이미지|화살표 키로 조준점을 움직이고(Shift를 누르면 크게 이동) Enter 또는 Space 키로 클릭, Backspace 키로 취소하세요.',
     select:
@@ -124,7 +125,7 @@ export const STRINGS: Record<string, Table> = {
   ru: {
     ui: 'Проверить|Новое задание|Отменить|Неверно, попробуйте ещё раз.|Осталось попыток: {count}.|Вот новое задание.|Нажатие {n}',
     slide:
-      'Перетащите фрагмент в вырез|Фрагмент пазла|Двигайте фрагмент стрелками (с Shift — большими шагами), затем нажмите Enter.',
+      'Перетащите фрагмент в вырез такой же формы|Фрагмент пазла|Двигайте фрагмент стрелками (с Shift — большими шагами), затем нажмите Enter.',
     click:
       'Нажмите на эти символы ({count}) по порядку:|Изображение для нажатия|Двигайте прицел стрелками (с Shift — большими шагами), Enter или пробел — нажать, Backspace — отменить.',
     select:
@@ -135,7 +136,7 @@ export const STRINGS: Record<string, Table> = {
   nl: {
     ui: 'Controleren|Nieuwe uitdaging|Ongedaan maken|Dat klopt niet, probeer het opnieuw.|Resterende pogingen: {count}.|Hier is een nieuwe uitdaging.|Klik {n}',
     slide:
-      'Sleep het stukje naar de opening|Puzzelstukje|Verplaats het stukje met de pijltjestoetsen (Shift voor grotere stappen) en druk op Enter.',
+      'Sleep het stukje naar de opening met dezelfde vorm|Puzzelstukje|Verplaats het stukje met de pijltjestoetsen (Shift voor grotere stappen) en druk op Enter.',
     click:
       'Klik op deze {count} symbolen, in deze volgorde:|Afbeelding om op te klikken|Verplaats het vizier met de pijltjestoetsen (Shift voor grotere stappen), Enter of spatie om te klikken, Backspace om ongedaan te maken.',
     select:
@@ -146,7 +147,7 @@ export const STRINGS: Record<string, Table> = {
   pl: {
     ui: 'Sprawdź|Nowe zadanie|Cofnij|To nie to, spróbuj ponownie.|Pozostałe próby: {count}.|Oto nowe zadanie.|Kliknięcie {n}',
     slide:
-      'Przeciągnij element do wycięcia|Element układanki|Przesuwaj element strzałkami (z Shift o większe kroki), a potem naciśnij Enter.',
+      'Przeciągnij element do wycięcia o tym samym kształcie|Element układanki|Przesuwaj element strzałkami (z Shift o większe kroki), a potem naciśnij Enter.',
     click:
       'Kliknij te symbole ({count}) w tej kolejności:|Obraz do klikania|Przesuwaj celownik strzałkami (z Shift o większe kroki), Enter lub spacja — kliknięcie, Backspace — cofnięcie.',
     select:

@@ -6,7 +6,7 @@ dialog::backdrop{background:rgb(0 0 0/.5)}
 .embedded .panel{box-shadow:none;width:100%;max-width:340px}
 .head{display:flex;align-items:flex-start;gap:8px;margin-bottom:8px}
 .prompt{flex:1;margin:0;font-weight:600;font-size:15px}
-.x{flex:none;width:32px;height:32px;border:0;border-radius:6px;background:none;color:var(--fg);font-size:22px;line-height:1;cursor:pointer}
+.x{flex:none;display:grid;place-items:center;width:32px;height:32px;padding:0;border:0;border-radius:6px;background:none;color:var(--fg);cursor:pointer}
 .x:hover,.ghost:hover{background:var(--sf)}
 .stage{position:relative;width:100%;overflow:hidden;border-radius:6px;user-select:none;-webkit-user-select:none;background:var(--sf)}
 .stage>img{display:block;width:100%;height:100%;pointer-events:none}
@@ -31,7 +31,7 @@ dialog::backdrop{background:rgb(0 0 0/.5)}
 .msg.err{color:var(--er)}
 .btn{min-height:36px;padding:6px 14px;border:1px solid var(--ac);border-radius:6px;background:var(--ac);color:var(--on);font:inherit;font-weight:600;cursor:pointer}
 .btn.ghost{background:none;color:var(--fg);border-color:var(--bd)}
-.btn.icon{min-width:36px;padding:0;font-size:18px;line-height:1}
+.btn.icon{display:inline-grid;place-items:center;min-width:36px;padding:0}
 .btn:disabled{opacity:.45;cursor:not-allowed}
 .panel[aria-busy=true] .body{opacity:.6;pointer-events:none}
 .bar{display:none;position:absolute;left:0;bottom:0;height:3px;width:calc(var(--p,0)*100%);background:var(--ac);border-radius:0 0 0 var(--r);transition:width .2s}
