@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type KeyObject, randomBytes } from 'node:crypto';
 
 /**
  * Authenticated encryption (AES-256-GCM) of small JSON values, for state handed to a client and read back
@@ -10,7 +10,7 @@ const TAG = 16;
 export const MAX_SEALED_LENGTH = 4096;
 
 /** Encrypts and authenticates `value`; `context` (e.g. the app id) must be given again to open it. */
-export function sealJson(key: Buffer, value: unknown, context = ''): string {
+export function sealJson(key: Buffer | KeyObject, value: unknown, context = ''): string {
   const nonce = randomBytes(NONCE);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(context));
@@ -19,7 +19,7 @@ export function sealJson(key: Buffer, value: unknown, context = ''): string {
 }
 
 /** Opens a sealed value: null when it was altered, sealed with another key or context, or is not ours. */
-export function openJson(key: Buffer, sealed: string, context = ''): unknown {
+export function openJson(key: Buffer | KeyObject, sealed: string, context = ''): unknown {
   if (typeof sealed !== 'string' || sealed.length > MAX_SEALED_LENGTH || !/^[A-Za-z0-9_-]+$/.test(sealed)) {
     return null;
   }

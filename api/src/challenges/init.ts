@@ -97,7 +97,8 @@ export async function initChallenge(
   });
   // Test apps always get the invisible tier at trivial difficulty (integrators' CI), never by default.
   const tier = app.testMode ? 'invisible' : risk.tier;
-  deps.logger.info(
+  // At debug: one line per init is a public endpoint's hot path; the console's decisions keep the record.
+  deps.logger.debug(
     { app: app.appKey, action: body.action, score: risk.score, tier, reasons: risk.reasons },
     'risk',
   );
