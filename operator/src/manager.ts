@@ -170,6 +170,7 @@ export class Manager {
       logger,
       onRelist: onRelist('App'),
       onReconnect: onReconnect('App'),
+      signal: term,
     });
     // Every kind the operator makes, not only Deployments: a deleted Service, PDB, Ingress or
     // credentials Secret enqueues its App at once and comes back within a reconcile, not at the resync.
@@ -183,6 +184,7 @@ export class Manager {
           logger,
           onRelist: onRelist(type.kind),
           onReconnect: onReconnect(type.kind),
+          signal: term,
         }),
       ]),
     );

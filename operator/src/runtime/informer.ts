@@ -20,6 +20,8 @@ export interface InformerOptions {
   /** Called on each relist (first list included) and each reconnect after an error: for metrics and tests. */
   onRelist?(): void;
   onReconnect?(error: unknown): void;
+  /** Ends the informer too (a leadership term): its calls fail then, and that is no reason to reconnect. */
+  signal?: AbortSignal;
 }
 
 export type WatchSource = Pick<KubeClient, 'list' | 'watch'>;
@@ -116,7 +118,7 @@ export class Informer<T extends HasMetadata> {
         // A watch the server ends at once, again and again (a proxy, an overloaded apiserver): back off.
         if (Date.now() - watchedAt < 1000) await sleep(backoffDelay(failures++, backoff), this.#stop.signal);
       } catch (err) {
-        if (this.#stop.signal.aborted) break;
+        if (this.#stop.signal.aborted || this.#options.signal?.aborted) break;
         if (isGone(err)) {
           logger.info({ kind: type.kind }, 'watch expired (410 Gone): relisting');
           needList = true;
