@@ -248,7 +248,16 @@ describe.runIf(run)('gatehouse command against a running API', { timeout: LONG }
     expect(top.stdout).toContain('Usage: gatehouse <command>');
     expect(top.stdout).toMatch(/^ {2}app {2}/m);
     const app = ok(await cli('app', '--help'));
-    for (const sub of ['create', 'list', 'show', 'update', 'rotate-secret', 'disable', 'enable']) {
+    for (const sub of [
+      'create',
+      'list',
+      'show',
+      'update',
+      'rotate-secret',
+      'rotate-key',
+      'disable',
+      'enable',
+    ]) {
       expect(app.stdout).toMatch(new RegExp(`^ {2}${sub} `, 'm'));
     }
     const create = ok(await cli('app', 'create', '--help'));
@@ -463,6 +472,26 @@ describe.runIf(run)('gatehouse command against a running API', { timeout: LONG }
     expect(await authAs(server.url, app.app_key, app.app_secret)).toBe('invalid_app_secret');
   });
 
+  it('rotate-key: the new key works, the old one during --grace; --grace 0 stops it; no secret printed', async () => {
+    const app = parsed(await cli('app', 'create', '--name', 'rekey', '--json'));
+    const rotated = ok(await cli('app', 'rotate-key', app.app_key, '--grace', '600'));
+    const second = /App key\s+(ak_\S+)/.exec(rotated.stdout)?.[1];
+    expect(second).toBeDefined();
+    expect(second).not.toBe(app.app_key);
+    expect(rotated.stdout).toContain('New key issued.');
+    expect(rotated.stdout).toMatch(new RegExp(`Previous key\\s+${app.app_key}, still valid until \\d{4}-`));
+    expect(rotated.stdout).not.toContain('sk_');
+    expect(await authAs(server.url, app.app_key, app.app_secret)).toBe(PASSED);
+    expect(await authAs(server.url, second!, app.app_secret)).toBe(PASSED);
+
+    const again = parsed(await cli('app', 'rotate-key', second!, '--grace', '0', '--json'));
+    expect(again.previous_app_key).toBeNull();
+    expect(again.key_rotation_grace_until).toBeNull();
+    expect(await authAs(server.url, again.app_key, app.app_secret)).toBe(PASSED);
+    expect(await authAs(server.url, second!, app.app_secret)).toBe('invalid_app_key');
+    expect(await authAs(server.url, app.app_key, app.app_secret)).toBe('invalid_app_key');
+  });
+
   it("disable makes the app's credentials answer app_disabled at once; enable restores them", async () => {
     const app = parsed(await cli('app', 'create', '--name', 'dis', '--json'));
     const disabled = ok(await cli('app', 'disable', app.app_key));
@@ -575,7 +604,16 @@ describe.runIf(run)('gatehouse command against a running API', { timeout: LONG }
   it('runs the examples of docs/cli.md as documented', async () => {
     const examples = await runDocExamples('server', work, env);
     // Every subcommand is documented with at least one example that ran.
-    for (const sub of ['create', 'list', 'show', 'update', 'rotate-secret', 'disable', 'enable']) {
+    for (const sub of [
+      'create',
+      'list',
+      'show',
+      'update',
+      'rotate-secret',
+      'rotate-key',
+      'disable',
+      'enable',
+    ]) {
       expect(examples.some((e) => e.args[0] === 'app' && e.args[1] === sub && e.exit === 0)).toBe(true);
     }
   });

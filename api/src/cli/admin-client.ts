@@ -55,6 +55,11 @@ export class AdminClient implements AppsBackend {
     return this.#call('POST', `${appPath(appKey)}/rotate-secret`, body);
   }
 
+  rotateKey(appKey: string, graceSeconds: number | undefined): Promise<AppView> {
+    const body = graceSeconds === undefined ? {} : { grace_seconds: graceSeconds };
+    return this.#call('POST', `${appPath(appKey)}/rotate-key`, body);
+  }
+
   setDisabled(appKey: string, disabled: boolean): Promise<AppView> {
     return this.#call('POST', `${appPath(appKey)}/${disabled ? 'disable' : 'enable'}`);
   }

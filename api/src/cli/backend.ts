@@ -15,6 +15,7 @@ export interface AppsBackend {
   create(settings: Record<string, unknown>): Promise<AppWithSecret>;
   update(appKey: string, patch: Record<string, unknown>): Promise<AppView>;
   rotateSecret(appKey: string, graceSeconds: number | undefined): Promise<AppWithSecret>;
+  rotateKey(appKey: string, graceSeconds: number | undefined): Promise<AppView>;
   setDisabled(appKey: string, disabled: boolean): Promise<AppView>;
 }
 

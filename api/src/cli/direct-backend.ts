@@ -52,6 +52,11 @@ export class DirectBackend implements AppsBackend {
     return { ...describeApp(app), app_secret: secret };
   }
 
+  async rotateKey(appKey: string, graceSeconds: number | undefined): Promise<AppView> {
+    const body = parseOrThrow(rotateBody, graceSeconds === undefined ? {} : { grace_seconds: graceSeconds });
+    return describeApp(await this.#apps.rotateKey(key(appKey), body.grace_seconds));
+  }
+
   async setDisabled(appKey: string, disabled: boolean): Promise<AppView> {
     return describeApp(await this.#apps.setDisabled(key(appKey), disabled));
   }

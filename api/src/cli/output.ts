@@ -73,6 +73,12 @@ export function appSummary(app: AppView | AppWithSecret): string {
       'Previous secret',
       app.secret_rotation_grace_until ? `still valid until ${app.secret_rotation_grace_until}` : 'none',
     ],
+    [
+      'Previous key',
+      app.previous_app_key
+        ? `${app.previous_app_key}, still valid until ${app.key_rotation_grace_until}`
+        : 'none',
+    ],
     ['Created', app.created_at],
   );
   return fields(pairs);

@@ -200,6 +200,23 @@ const SUBCOMMANDS: Subcommand[] = [
     },
   },
   {
+    name: 'rotate-key',
+    summary: 'issue a new public key; the old one keeps naming the app for --grace seconds',
+    positionals: ['KEY'],
+    options: { grace: { type: 'string' } },
+    help: `  --grace SECONDS   how long the previous key keeps working (widgets, validation, standby), 0 to
+                    2592000 (default 86400, one day); 0 stops it at once. Pass tokens already issued
+                    stay valid. Refused for an app managed by a Kubernetes custom resource.\n`,
+    prepare(values, [key]) {
+      const raw = values.grace as string | undefined;
+      const grace = raw === undefined ? undefined : wholeNumber('--grace', raw);
+      return {
+        call: (apps) => apps.rotateKey(key!, grace),
+        render: (data) => `New key issued.\n${show(data)}`,
+      };
+    },
+  },
+  {
     name: 'disable',
     summary: 'stop an app at once: its credentials answer app_disabled',
     positionals: ['KEY'],
@@ -239,7 +256,7 @@ function subcommandHelp(s: Subcommand): string {
 /** `gatehouse app ...`: apps and their keys, through the admin API. */
 export const appCommand: Command = {
   name: 'app',
-  summary: 'create, list, show, update, rotate-secret, disable and enable apps',
+  summary: 'create, list, show, update, rotate-secret, rotate-key, disable and enable apps',
   async run(argv: string[], ctx: CliContext): Promise<number> {
     const { word, rest } = shiftWord(argv);
     if (word === undefined) {
