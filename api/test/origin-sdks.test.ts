@@ -293,5 +293,25 @@ describe.runIf(run)(
       expect(await sdk.validate(late)).toMatchObject({ valid: true, offline: true });
       expect(await sdk.validate(late)).toMatchObject({ valid: false, error: 'token_already_used' });
     });
+
+    it("the fallback checks an expected action as the main API does (Gatehouse's SDKs send it there too)", async () => {
+      standby.health.setMode('serve');
+      const [match, other] = [await offlineToken(), await offlineToken()];
+      const auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
+      const url = `${standby.urls.fallback}/api/validate`;
+      expect((await postJson(url, { pass_token: match, action: 'login' }, auth)).body.data).toMatchObject({
+        valid: true,
+        action: 'login',
+      });
+      const mismatch = await postJson(url, { pass_token: other, action: 'pay' }, auth);
+      expect(mismatch.status).toBe(200);
+      expect(mismatch.body).toMatchObject({
+        code: -1,
+        error: 'token_action_mismatch',
+        data: { valid: false, error: 'token_action_mismatch', action: 'login' },
+      });
+      expect((await postJson(url, { pass_token: other }, auth)).body.error).toBe('token_already_used');
+      standby.health.setMode('auto');
+    });
   },
 );

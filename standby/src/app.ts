@@ -67,6 +67,11 @@ const validateBody = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.:-]{1,128}$/)
     .optional(),
+  /** The action the caller expects, as on the main API's /v1/validate (our SDKs send it here too). */
+  action: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
+    .optional(),
 });
 
 /**
@@ -188,19 +193,22 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       const found = authenticate(deps.snapshots, ctx.get('X-App-Key'), ctx.get('X-App-Secret'));
       // pt_ and dg_ tokens live in the main database: only the main API can answer for them.
       if (tokenKind(body.pass_token) !== 'offline') throw new GatehouseError('token_not_found');
-      ctx.body = success(
-        await storeGuard(() =>
-          validateOfflineToken(
-            checker(),
-            { id: found.id, clientIpPolicy: found.client_ip_policy },
-            body.pass_token,
-            {
-              clientIp: body.client_ip,
-              idempotencyKey: body.idempotency_key,
-            },
-          ),
+      const verdict = await storeGuard(() =>
+        validateOfflineToken(
+          checker(),
+          { id: found.id, clientIpPolicy: found.client_ip_policy },
+          body.pass_token,
+          {
+            clientIp: body.client_ip,
+            idempotencyKey: body.idempotency_key,
+          },
         ),
       );
+      // As the main API: checked after consumption, so a token presented at the wrong flow is spent.
+      if (body.action !== undefined && verdict.action !== body.action) {
+        throw new GatehouseError('token_action_mismatch', undefined, {}, { action: verdict.action });
+      }
+      ctx.body = success(verdict);
     });
   }
 
