@@ -31,6 +31,24 @@ function expectPrivate(dir: string): void {
   expect(all.length).toBeGreaterThan(100);
 }
 
+describe(`DATA_DIR is private when Gatehouse writes there (${TEST_DATABASE})`, () => {
+  it('generated admin token and sync credential: the folder 0700, the files 0600', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'gatehouse-modes-')), 'data');
+    // Without GATEHOUSE_ADMIN_TOKEN and STANDBY_SYNC_TOKEN both are generated into DATA_DIR.
+    const api = await startTestApi({ DATA_DIR: dataDir });
+    try {
+      expect(lstatSync(dataDir).mode & 0o777).toBe(0o700);
+      const files = modes(dataDir).filter((e) => !e.dir);
+      expect(files.map((e) => e.path.slice(dataDir.length + 1)).sort()).toEqual(
+        expect.arrayContaining(['admin-token', 'standby-sync-token']),
+      );
+      for (const f of files) expect(f.mode, f.path).toBe(0o600);
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+});
+
 // Only the embedded database has files of its own; on PostgreSQL the server's own folder is its business.
 if (TEST_DATABASE === 'pglite') {
   describe('the embedded database folder is private (files 0600, folders 0700)', () => {
