@@ -106,7 +106,7 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('.secret-value').count()).toBe(0);
   });
 
-  it('changes every setting of an app, previews its risk policy and rotates its secret', async () => {
+  it('changes every setting of an app, previews its risk policy and rotates its secret and key', async () => {
     const app = await api.createApp({ name: 'store' });
     const auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
     // Traffic for the charts and the decisions: solved challenges, validations, a replay.
@@ -194,6 +194,19 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     expect(rotated).not.toBe(app.appSecret);
     await page.getByText(/The previous secret works until/).waitFor();
     await page.getByRole('button', { name: 'I have stored it' }).click();
+
+    await page.getByLabel('Old key keeps working for (seconds)').fill('600');
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    await page.locator('.app-key', { hasText: /The previous key ak_\S+ works until \d{4}-/ }).waitFor();
+    const newKey = (await api.runtime.apps.findById(app.appId))!.appKey;
+    expect(newKey).not.toBe(app.appKey);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `New key issued: ${newKey}.` })
+      .waitFor();
+    expect(await page.locator('.app-key').textContent()).toContain(app.appKey);
+    expect(page.url()).toContain(`#/apps/${newKey}`);
+    await expectAccessible('app after a key rotation');
     await page.getByRole('button', { name: 'Disable app' }).click();
     await page.getByRole('button', { name: 'Enable app' }).waitFor();
     expect((await api.runtime.apps.require(app.appKey)).disabledAt).not.toBeNull();
@@ -209,6 +222,7 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.getByLabel('Plan').isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Rotate secret' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Rotate key' }).count()).toBe(0);
     await expectAccessible('managed app');
     await shot('managed-app');
   });

@@ -92,11 +92,14 @@ export class AppRepository {
       previousAppKey: graceSeconds > 0 ? current.appKey : null,
       previousAppKeyExpiresAt: graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000) : null,
     });
-    // The console's usage history is kept per key: it follows the app to its new key.
+    // The console's usage history is kept per key: it follows the app to its new key. Should a row of the
+    // new key already exist (traffic under it flushed in between), the rows stay under the previous key,
+    // which the console reads too (previousAppKey is kept past the grace, until the next rotation).
     await this.#db
       .update(usageHourly)
       .set({ appKey: app.appKey })
-      .where(eq(usageHourly.appKey, current.appKey));
+      .where(eq(usageHourly.appKey, current.appKey))
+      .catch(() => undefined);
     return app;
   }
 

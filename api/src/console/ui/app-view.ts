@@ -86,6 +86,7 @@ export function AppView(props: { appKey: string; back: () => void }) {
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [secret, setSecret] = useState<Json | null>(null);
   const [grace, setGrace] = useState('86400');
+  const [keyGrace, setKeyGrace] = useState('86400');
   const load = () =>
     api('GET', `/admin/v1/apps/${props.appKey}`).then((a) => {
       setApp(a);
@@ -112,6 +113,19 @@ export function AppView(props: { appKey: string; back: () => void }) {
       if (answer?.app_secret) setSecret(answer);
       setMessage({ text: done, error: false });
       await load();
+    } catch (e) {
+      setMessage({ text: (e as Error).message, error: true });
+    }
+  };
+  // The page follows the app to its new key (the old one may already have stopped: grace 0).
+  const rotateKey = async () => {
+    try {
+      const answer = await api('POST', `/admin/v1/apps/${app.app_key}/rotate-key`, {
+        grace_seconds: Number(keyGrace),
+      });
+      setApp(answer);
+      setMessage({ text: `New key issued: ${answer.app_key}.`, error: false });
+      location.hash = `#/apps/${answer.app_key}`;
     } catch (e) {
       setMessage({ text: (e as Error).message, error: true });
     }
@@ -210,6 +224,16 @@ export function AppView(props: { appKey: string; back: () => void }) {
           <button type="button" onClick=${() => act(() => api('POST', `/admin/v1/apps/${app.app_key}/rotate-secret`, { grace_seconds: Number(grace) }), 'New secret issued.')}>Rotate secret</button>
         </div>
         <p>${app.secret_rotation_grace_until ? `The previous secret works until ${app.secret_rotation_grace_until}.` : 'No previous secret is valid.'}</p>
+        <div class="inline">
+          <label for="key-grace">Old key keeps working for (seconds)</label>
+          <input id="key-grace" type="number" min="0" max="2592000" value=${keyGrace} onInput=${(e: Event) => setKeyGrace((e.target as HTMLInputElement).value)} />
+          <button type="button" onClick=${rotateKey}>Rotate key</button>
+        </div>
+        <p class="app-key">Key: <code>${app.app_key}</code>. ${
+          app.previous_app_key
+            ? html`The previous key <code>${app.previous_app_key}</code> works until ${app.key_rotation_grace_until}.`
+            : 'No previous key is valid.'
+        }</p>
         <button type="button" class="danger" onClick=${() =>
           act(
             () => api('POST', `/admin/v1/apps/${app.app_key}/${app.disabled ? 'enable' : 'disable'}`),
