@@ -141,6 +141,32 @@ describe.runIf(run)(`rotating an app key with grace (${TEST_DATABASE})`, () => {
     expect((await validate(token, aNew, a.appSecret)).body.data?.valid).toBe(true);
   });
 
+  it("hCaptcha siteverify takes the previous key as sitekey during the grace, and the console's usage follows the key", async () => {
+    const { appKey: oldKey, appSecret } = await api.createApp({ name: 'sitekey', test_mode: true });
+    const before = await passToken(oldKey);
+    const newKey = (await rotateKey(oldKey, { grace_seconds: 3600 })).body.data.app_key as string;
+    const hcaptcha = async (token: string, sitekey: string) => {
+      const res = await fetch(`${api.url}/siteverify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ secret: appSecret, response: token, sitekey }),
+      });
+      return (await res.json()) as Json;
+    };
+    expect((await hcaptcha(before.token!, oldKey)).success).toBe(true);
+    expect((await passToken(oldKey)).status).toBe(200);
+    expect((await hcaptcha((await passToken(newKey)).token!, newKey)).success).toBe(true);
+    const other = await api.createApp({ name: 'other' });
+    expect((await hcaptcha((await passToken(newKey)).token!, other.appKey))['error-codes']).toEqual([
+      'sitekey-secret-mismatch',
+    ]);
+
+    const usage = await fetch(`${api.url}/admin/v1/apps/${newKey}/usage?hours=1`, { headers: adminAuth() });
+    const counts = ((await usage.json()) as Json).data.hours[0].counts;
+    // One challenge before the rotation and one after under the old key, two under the new one.
+    expect(counts['challenge.invisible']).toBe(4);
+  });
+
   it('refuses an app managed by a custom resource, bad bodies and unknown apps with 4xx', async () => {
     const { appKey } = await api.createApp({
       name: 'managed',
