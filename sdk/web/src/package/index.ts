@@ -23,6 +23,8 @@ export interface GatehouseApi {
   render(container: HTMLElement | string, options: RenderOptions): WidgetHandle;
   scan(root?: ParentNode): WidgetHandle[];
   get(container: HTMLElement): WidgetHandle | undefined;
+  /** Verifies again the widget in `container`, even holding a token (after a co_, or a token the backend could not validate). */
+  reverify(container: HTMLElement | string): Promise<string>;
   languages: readonly string[];
   version: string;
 }
