@@ -24,9 +24,10 @@ export class Child {
   }
 
   /** Forks `file` (relative to this folder) with exactly `env` (plus PATH and HOME) and waits until it listens. */
-  static async start(file: string, env: Record<string, string>): Promise<Child> {
+  static async start(file: string, env: Record<string, string>, execArgv: string[] = []): Promise<Child> {
     const child = fork(fileURLToPath(new URL(file, import.meta.url)), {
       execPath: process.execPath,
+      execArgv,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       // The API's request log goes to /dev/null; stderr is kept to explain a failed start.
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],

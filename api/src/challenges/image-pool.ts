@@ -130,37 +130,54 @@ type WorkerReply = { id: number; image?: DrawnImage; error?: string };
  * event loop. Each worker draws one challenge at a time; `draw` goes to the least busy one.
  */
 export class ImageWorkers {
-  readonly #workers: { worker: Worker; busy: number }[] = [];
+  readonly #workers: { worker: Worker; busy: number; ids: Set<number> }[] = [];
   readonly #waiting = new Map<number, { resolve: (i: DrawnImage) => void; reject: (e: Error) => void }>();
   #next = 0;
+  #closed = false;
 
   constructor(count: number) {
-    for (let i = 0; i < count; i++) {
-      const worker = new Worker(new URL('./image-worker.ts', import.meta.url));
-      // A pool that is filling never keeps the process alive.
-      worker.unref();
-      const slot = { worker, busy: 0 };
-      worker.on('message', (reply: WorkerReply) => {
-        slot.busy--;
-        const waiting = this.#waiting.get(reply.id);
-        this.#waiting.delete(reply.id);
-        if (reply.image) waiting?.resolve(reply.image);
-        else waiting?.reject(new Error(reply.error ?? 'image worker failed'));
-      });
-      worker.on('error', (error) => {
-        for (const [id, waiting] of this.#waiting) {
-          this.#waiting.delete(id);
-          waiting.reject(error);
-        }
-      });
-      this.#workers.push(slot);
-    }
+    for (let i = 0; i < count; i++) this.#workers.push(this.#spawn());
+  }
+
+  /**
+   * A worker thread; one that exits (a crash, say) fails its pending draws and is replaced, a second later
+   * so that a worker failing at start-up cannot spin (the pool draws inline meanwhile).
+   */
+  #spawn(): { worker: Worker; busy: number; ids: Set<number> } {
+    // Small semi-spaces, as the API process itself runs (api/Dockerfile): drawing makes short-lived garbage.
+    const worker = new Worker(new URL('./image-worker.ts', import.meta.url), {
+      resourceLimits: { maxYoungGenerationSizeMb: 24 },
+    });
+    // A pool that is filling never keeps the process alive.
+    worker.unref();
+    const slot = { worker, busy: 0, ids: new Set<number>() };
+    worker.on('message', (reply: WorkerReply) => {
+      slot.busy--;
+      slot.ids.delete(reply.id);
+      const waiting = this.#waiting.get(reply.id);
+      this.#waiting.delete(reply.id);
+      if (reply.image) waiting?.resolve(reply.image);
+      else waiting?.reject(new Error(reply.error ?? 'image worker failed'));
+    });
+    worker.on('error', () => {});
+    worker.on('exit', () => {
+      for (const id of slot.ids) {
+        this.#waiting.get(id)?.reject(new Error('image worker exited'));
+        this.#waiting.delete(id);
+      }
+      setTimeout(() => {
+        const index = this.#workers.indexOf(slot);
+        if (index >= 0 && !this.#closed) this.#workers[index] = this.#spawn();
+      }, 1000).unref();
+    });
+    return slot;
   }
 
   draw: Draw = (kind) => {
     const slot = this.#workers.reduce((a, b) => (b.busy < a.busy ? b : a));
     const id = this.#next++;
     slot.busy++;
+    slot.ids.add(id);
     return new Promise((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       slot.worker.postMessage({ id, kind });
@@ -168,6 +185,7 @@ export class ImageWorkers {
   };
 
   async close(): Promise<void> {
+    this.#closed = true;
     await Promise.all(this.#workers.map((w) => w.worker.terminate()));
   }
 }
