@@ -2,10 +2,20 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, findApp } from '../../standby/src/apps.ts';
+import { loadStandbyConfig } from '../../standby/src/config.ts';
 import { SnapshotKeeper } from '../../standby/src/snapshot.ts';
-import { databaseAvailable, type Json, startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
+import { startStandby } from '../../standby/src/standby.ts';
+import {
+  databaseAvailable,
+  type Json,
+  postJson,
+  startTestApi,
+  TEST_DATABASE,
+  type TestApi,
+} from './harness.ts';
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
@@ -211,5 +221,34 @@ describe.runIf(run)(`rotating an app key with grace (${TEST_DATABASE})`, () => {
     const later = keeper.snapshot!.apps.find((a) => a.id === appId)!;
     expect(later.previous_app_key).toBeNull();
     expect(keeper.loadFromDisk()).toBe(true);
+  });
+
+  it('a running standby serves challenges under the previous key during the grace and refuses it after', async () => {
+    const { appKey: oldKey } = await api.createApp({ name: 'standby http', test_mode: true });
+    const newKey = (await rotateKey(oldKey, { grace_seconds: 2 })).body.data.app_key as string;
+    const standby = await startStandby(
+      loadStandbyConfig({
+        MAIN_API_URL: api.url,
+        STANDBY_BYPASS_PORT: '0',
+        STANDBY_FALLBACK_PORT: '0',
+        STANDBY_PROBE_INTERVAL_MS: '60000',
+        STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'key-rotation-standby-')),
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
+      }),
+      { logger: pino({ level: 'silent' }) },
+    );
+    try {
+      standby.health.setMode('serve');
+      const init = (key: string) =>
+        postJson(`${standby.urls.bypass}/v1/challenge/init`, { app_key: key, action: 'login' });
+      for (const key of [oldKey, newKey]) expect((await init(key)).status, key).toBe(200);
+      await sleep(2_200);
+      const late = await init(oldKey);
+      expect(late.status).toBe(401);
+      expect(late.body.error).toBe('invalid_app_key');
+      expect((await init(newKey)).status).toBe(200);
+    } finally {
+      await standby.close();
+    }
   });
 });
