@@ -22,6 +22,7 @@ import { createMetrics } from './metrics.ts';
 import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
 import { AttestationVerifier } from './risk/attestation.ts';
 import { RiskEngine } from './risk/engine.ts';
+import { datacenterRanges } from './risk/ranges.ts';
 import { Reputation } from './risk/reputation.ts';
 import { MemoryVelocity, RedisVelocity } from './risk/velocity.ts';
 import { StandbyKeyring } from './standby/keyring.ts';
@@ -100,6 +101,7 @@ export async function bootstrap(
     risk: new RiskEngine(
       redis ? new RedisVelocity(redis) : new MemoryVelocity(),
       config.reputationFile ? Reputation.fromFile(config.reputationFile) : undefined,
+      datacenterRanges(config.datacenterRanges),
     ),
     attestation:
       config.privacyPass.issuers.length > 0

@@ -37,6 +37,8 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(LOG_FORMATS).default('auto'),
   RISK_REPUTATION_FILE: z.string().optional(),
+  /** `builtin` (default): the committed hosting/datacenter ranges; `off`; or a file in the same format. */
+  RISK_DATACENTER_RANGES: z.string().default('builtin'),
   PRIVACY_PASS_ISSUERS: z.string().optional(),
   STANDBY_BYPASS_URLS: z.string().optional(),
   STANDBY_FALLBACK_URLS: z.string().optional(),
@@ -74,6 +76,8 @@ export type Config = {
   authThrottle: AuthThrottleLimits;
   /** JSON file of CIDR lists {deny, datacenter, allow} applied to every app. */
   reputationFile: string | undefined;
+  /** Hosting/datacenter ranges scored by the risk engine: the built-in file, another file, or none. */
+  datacenterRanges: 'builtin' | 'off' | { file: string };
   /** Trusted Privacy Pass issuers (JSON [{name, public_key}]) and the origin names tokens must be for. */
   /** Standby hosts published to clients, the shared store of offline tokens, the snapshot token. */
   standby: {
@@ -117,6 +121,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     internal: loadInternalEndpoints(env),
     authThrottle: loadAuthThrottleLimits(env),
     reputationFile: e.RISK_REPUTATION_FILE || undefined,
+    datacenterRanges:
+      e.RISK_DATACENTER_RANGES === 'builtin' || e.RISK_DATACENTER_RANGES === ''
+        ? 'builtin'
+        : e.RISK_DATACENTER_RANGES === 'off'
+          ? 'off'
+          : { file: e.RISK_DATACENTER_RANGES },
     standby: {
       bypassUrls: urlList(e.STANDBY_BYPASS_URLS, 'STANDBY_BYPASS_URLS'),
       fallbackUrls: urlList(e.STANDBY_FALLBACK_URLS, 'STANDBY_FALLBACK_URLS'),

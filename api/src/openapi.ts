@@ -55,6 +55,7 @@ const captchaArgs = {
     pkg: { type: ['string', 'null'] },
     solved_at: { type: 'integer' },
     risk_score: { type: 'integer', minimum: 0, maximum: 100 },
+    risk_reasons: { type: 'array', items: { type: 'string' } },
   },
 };
 
@@ -68,6 +69,17 @@ const passVerdict = {
     uid: { type: ['string', 'null'] },
     captcha_args: captchaArgs,
     client_ip_check: { enum: ['match', 'mismatch', 'unverifiable'] },
+    risk: {
+      type: 'object',
+      description:
+        "What the risk engine made of the request the token's challenge started from: the score (0-100) and the rule reasons behind it, each `rule:+points` (e.g. `network.datacenter:+25`).",
+      required: ['score', 'reasons'],
+      properties: {
+        score: { type: 'integer', minimum: 0, maximum: 100 },
+        reasons: { type: 'array', items: { type: 'string' } },
+      },
+      additionalProperties: false,
+    },
   },
   additionalProperties: false,
 };

@@ -150,6 +150,7 @@ export async function initChallenge(
     pkg: body.platform === 'web' ? null : (body.pkg ?? null),
     uid,
     score: risk.score,
+    rsn: risk.reasons,
     exp,
     ...(body.cdata ? { cdata: body.cdata } : {}),
     ...(pow ? { pow: pow.puzzle } : {}),

@@ -25,6 +25,8 @@ export const sealedChallenge = z.object({
   pkg: z.string().nullable(),
   uid: z.string().nullable(),
   score: z.number().int().min(0).max(100),
+  /** The risk engine's reasons for the score, kept with the pass token for the integrator. */
+  rsn: z.array(z.string().max(64)).max(32).optional(),
   exp: z.number().int(),
   pow: z.unknown().optional(),
   img: z.object({ kind: z.enum(['slide', 'click', 'select']), answer: z.unknown() }).optional(),

@@ -85,6 +85,7 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
       pkg: challenge.pkg,
       solved_at: Math.floor(Date.now() / 1000),
       risk_score: challenge.score,
+      ...(challenge.rsn ? { risk_reasons: challenge.rsn } : {}),
     },
   });
   return { pass_token: passToken, challenge_id: challenge.id, expires_in: app.passTokenTtl };

@@ -1,5 +1,6 @@
 import { GatehouseError } from '@gatehouse/core/errors';
 import { type RiskPolicy, type Tier, tierFor } from './policy.ts';
+import type { DatacenterRanges } from './ranges.ts';
 import { Reputation } from './reputation.ts';
 import { automationRules } from './rules/automation.ts';
 import { behaviourRules } from './rules/behaviour.ts';
@@ -25,7 +26,10 @@ export interface RiskInput {
 export interface RiskAssessment {
   score: number;
   tier: Tier;
-  /** Rule reasons with their points, for logs; never sent to the client. */
+  /**
+   * Rule reasons with their points (`network.datacenter:+25`): logged, kept with the pass token and
+   * answered to the integrator by /v1/validate (`risk.reasons`); never sent to the browser.
+   */
   reasons: string[];
 }
 
@@ -37,10 +41,13 @@ export interface RiskAssessment {
 export class RiskEngine {
   readonly #velocity: VelocityCounter;
   readonly #reputation: Reputation | undefined;
+  /** Hosting/datacenter ranges known out of the box (RISK_DATACENTER_RANGES). */
+  readonly datacenter: DatacenterRanges | undefined;
 
-  constructor(velocity: VelocityCounter, reputation?: Reputation) {
+  constructor(velocity: VelocityCounter, reputation?: Reputation, datacenter?: DatacenterRanges) {
     this.#velocity = velocity;
     this.#reputation = reputation;
+    this.datacenter = datacenter;
   }
 
   async assess(input: RiskInput): Promise<RiskAssessment> {
@@ -53,6 +60,7 @@ export class RiskEngine {
       this.#velocity,
       reputations,
       input.policy.velocity,
+      this.datacenter,
     );
     const findings: RiskFinding[] = [
       ...network.findings,

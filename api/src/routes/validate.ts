@@ -73,6 +73,16 @@ export async function checkToken(deps: Deps, app: App, token: string, check: Tok
   return data;
 }
 
+/**
+ * Adds `risk: {score, reasons}` to a verdict that carries captcha_args: what the risk engine made of the
+ * request the token's challenge came from, so the integrator sees why (issue 15), not only the server log.
+ */
+function withRisk(data: object): object {
+  const args = (data as { captcha_args?: { risk_score?: number; risk_reasons?: string[] } }).captcha_args;
+  if (typeof args?.risk_score !== 'number') return data;
+  return { ...data, risk: { score: args.risk_score, reasons: args.risk_reasons ?? [] } };
+}
+
 function actionMismatch(action: string | undefined): GatehouseError {
   return new GatehouseError('token_action_mismatch', undefined, {}, { action: action ?? null });
 }
@@ -91,7 +101,7 @@ export function validateRoutes(router: Router, deps: Deps): void {
         action: body.action,
       });
       deps.metrics.validations.inc({ kind, outcome: 'valid' in data && data.valid ? 'valid' : 'invalid' });
-      ctx.body = success(data);
+      ctx.body = success(withRisk(data));
     } catch (error) {
       if (error instanceof GatehouseError && error.status === 200) {
         deps.metrics.validations.inc({ kind, outcome: 'invalid' });

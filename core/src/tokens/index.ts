@@ -39,6 +39,8 @@ export interface CaptchaArgs {
   pkg: string | null;
   solved_at: number;
   risk_score: number;
+  /** The risk engine's reasons for the score (`network.datacenter:+25`); absent on tokens minted before. */
+  risk_reasons?: string[];
 }
 
 const unix = z.number().int().nonnegative();

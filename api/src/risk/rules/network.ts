@@ -1,4 +1,5 @@
 import { parseIp } from '@gatehouse/core/ip';
+import type { DatacenterRanges } from '../ranges.ts';
 import type { Reputation } from '../reputation.ts';
 import type { RiskFinding } from '../signals.ts';
 import type { VelocityCounter } from '../velocity.ts';
@@ -21,12 +22,22 @@ export function networkPrefix(ip: string): string {
   return `${parts.join(':')}::/48`;
 }
 
-/** Velocity per IP, per network prefix and per app, and the configured reputation lists. */
+/**
+ * A hosting/datacenter address: enough on its own to leave the invisible tier (BASE_SCORE 10 + 25 = 35, the
+ * default `invisible_below`): people browse from homes, offices and phones, scripts from servers.
+ */
+export const DATACENTER_POINTS = 25;
+
+/**
+ * Velocity per IP, per network prefix and per app, the configured reputation lists, and the built-in
+ * hosting/datacenter ranges (counted once, and not for an address a list already allows or denies).
+ */
 export async function networkRules(
   input: { ip: string; appId: string },
   velocity: VelocityCounter,
   reputations: Reputation[],
   thresholds: NetworkThresholds,
+  datacenter?: DatacenterRanges,
 ): Promise<{ findings: RiskFinding[]; ipRate: number }> {
   const out: RiskFinding[] = [];
   const [ipRate = 0, prefixRate = 0, appRate = 0] = await velocity.hit([
@@ -40,11 +51,16 @@ export async function networkRules(
   else if (prefixRate > thresholds.prefix[0]) out.push({ points: 10, reason: 'network.prefix_velocity' });
   if (appRate > thresholds.app) out.push({ points: 10, reason: 'network.app_velocity' });
 
+  let listed = false;
+  let hosted = false;
   for (const reputation of reputations) {
     const verdict = reputation.classify(input.ip);
     if (verdict === 'deny') out.push({ points: 60, reason: 'network.deny_list' });
-    else if (verdict === 'datacenter') out.push({ points: 20, reason: 'network.datacenter' });
+    else if (verdict === 'datacenter') hosted = true;
     else if (verdict === 'allow') out.push({ points: -15, reason: 'network.allow_list' });
+    if (verdict === 'deny' || verdict === 'allow') listed = true;
   }
+  if (!listed && (hosted || datacenter?.table.lookup(input.ip) !== undefined))
+    out.push({ points: DATACENTER_POINTS, reason: 'network.datacenter' });
   return { findings: out, ipRate };
 }
