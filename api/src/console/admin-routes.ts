@@ -88,7 +88,7 @@ export function consoleAdminRoutes(router: Router, deps: Deps): void {
       policy = parsed.data;
     }
     // A fresh counter per preview: the visitor is judged as on a first request, whatever was previewed before.
-    const risk = await new RiskEngine(new MemoryVelocity(), reputation).assess({
+    const risk = await new RiskEngine(new MemoryVelocity(), reputation, deps.risk.datacenter).assess({
       appId: `preview:${body.app_key ?? 'none'}`,
       facts: {
         ip: body.ip,
