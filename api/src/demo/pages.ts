@@ -93,7 +93,35 @@ export function fallbackEmbed(hosts: string[]): string {
 }
 
 /** GET /login: the form, protected by the widget loaded from the API, else from a standby host. */
-export function loginPage(options: { apiUrl: string; appKey: string; standbyUrls?: string[] }): string {
+/**
+ * The browser's preferred language from Accept-Language (highest q first), for the widget: the page's own
+ * text is English (`<html lang="en">`), which the widget would otherwise follow. Unsupported: English.
+ */
+export function preferredLanguage(acceptLanguage: string | undefined): string | undefined {
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part, i) => {
+      const [tag = '', ...params] = part.trim().split(';');
+      const q = Number(
+        params
+          .find((p) => p.trim().startsWith('q='))
+          ?.trim()
+          .slice(2) ?? 1,
+      );
+      return { tag: tag.trim(), q: Number.isFinite(q) ? q : 0, i };
+    })
+    .filter((l) => /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(l.tag) && l.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  return ranked[0]?.tag;
+}
+
+export function loginPage(options: {
+  apiUrl: string;
+  appKey: string;
+  standbyUrls?: string[];
+  /** The widget's language (the visitor's, from Accept-Language); absent: the page's, English. */
+  lang?: string | undefined;
+}): string {
   const script = fallbackEmbed([options.apiUrl, ...(options.standbyUrls ?? [])]);
   return layout(
     'Sign in',
@@ -104,7 +132,7 @@ The Gatehouse widget verifies you; this site's backend validates its token with 
 <form method="post" action="/login">
 <label>Username <input name="username" autocomplete="username" required></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
-<div class="widget" id="gatehouse" data-gatehouse-app-key="${html(options.appKey)}" data-gatehouse-action="${LOGIN_ACTION}" data-gatehouse-field-name="${TOKEN_FIELD}" data-gatehouse-api-server="${html(options.apiUrl)}" data-gatehouse-callback="demoVerified" data-gatehouse-unverified-callback="demoUnverified"></div>
+<div class="widget" id="gatehouse" data-gatehouse-app-key="${html(options.appKey)}" data-gatehouse-action="${LOGIN_ACTION}" data-gatehouse-field-name="${TOKEN_FIELD}" data-gatehouse-api-server="${html(options.apiUrl)}" data-gatehouse-callback="demoVerified" data-gatehouse-unverified-callback="demoUnverified"${options.lang ? ` data-gatehouse-lang="${html(options.lang)}"` : ''}></div>
 <p class="outcome skip" id="unverified" hidden>We couldn't check that you're human right now (the verification service is unreachable).
 This site refuses unverified sign-ins: <button type="button" id="reverify">Try the verification again</button></p>
 <button type="submit">Sign in</button>

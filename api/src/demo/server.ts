@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Gatehouse } from '@gatehouse/node';
 import type { Logger } from 'pino';
 import { handleLogin } from './login.ts';
-import { loginPage, resultPage } from './pages.ts';
+import { loginPage, preferredLanguage, resultPage } from './pages.ts';
 
 /**
  * The demo site: a login form protected by the widget, whose backend validates the token with the Node
@@ -42,17 +42,20 @@ export function createDemoServer(options: DemoOptions): Server {
     baseUrl: options.apiUrl,
     ...(options.backupUrls?.length ? { backupServers: options.backupUrls } : {}),
   });
-  const page = loginPage({
-    apiUrl: options.publicApiUrl ?? options.apiUrl,
-    appKey: options.appKey,
-    ...(options.standbyUrls ? { standbyUrls: options.standbyUrls } : {}),
-  });
+  const page = (acceptLanguage: string | undefined) =>
+    loginPage({
+      apiUrl: options.publicApiUrl ?? options.apiUrl,
+      appKey: options.appKey,
+      ...(options.standbyUrls ? { standbyUrls: options.standbyUrls } : {}),
+      lang: preferredLanguage(acceptLanguage),
+    });
 
   return createServer(async function demo(req, res) {
     try {
       const path = new URL(req.url ?? '/', 'http://demo').pathname;
       if (req.method === 'GET' && path === '/') return redirect(res, '/login');
-      if ((req.method === 'GET' || req.method === 'HEAD') && path === '/login') return send(res, 200, page);
+      if ((req.method === 'GET' || req.method === 'HEAD') && path === '/login')
+        return send(res, 200, page(req.headers['accept-language']));
       if (path === '/favicon.ico') return send(res, 204, '', 'text/plain');
       if (req.method === 'GET' && path === '/healthz')
         return send(res, 200, '{"status":"ok"}', 'application/json');
