@@ -37,5 +37,7 @@ export const TABLE: Record<string, string> = {
   ko: '사람입니다|확인 중…|문제를 불러오는 중…|답을 확인하는 중…|확인됨|확인에 실패했습니다|다시 시도|확인이 만료되었습니다. 다시 확인하세요|닫기|확인 서비스에 연결할 수 없습니다|지금은 확인할 수 없습니다. 그래도 계속 진행해 볼 수 있습니다',
   ru: 'Я человек|Проверка…|Загрузка задания…|Проверяем ответ…|Проверено|Проверка не пройдена|Повторить|Срок проверки истёк, пройдите её снова|Закрыть|Сервис проверки недоступен|Сейчас не удалось проверить — вы всё равно можете попробовать продолжить',
   nl: 'Ik ben een mens|Bezig met verifiëren…|Uitdaging laden…|Je antwoord wordt gecontroleerd…|Geverifieerd|Verificatie mislukt|Opnieuw proberen|Verificatie verlopen, verifieer opnieuw|Sluiten|De verificatiedienst is onbereikbaar|Verifiëren lukt nu niet — je kunt toch proberen door te gaan',
+  ar: 'أنا إنسان|جارٍ التحقق…|جارٍ تحميل الاختبار…|جارٍ التحقق من إجابتك…|تم التحقق|فشل التحقق|أعد المحاولة|انتهت صلاحية التحقق، تحقّق مرة أخرى|إغلاق|تعذّر الوصول إلى خدمة التحقق|تعذّر التحقق الآن — لا يزال بإمكانك محاولة المتابعة',
+  he: 'אני אנושי|מאמת…|טוען את האתגר…|בודק את תשובתך…|אומת|האימות נכשל|נסה שוב|תוקף האימות פג, אמת שוב|סגור|לא ניתן להתחבר לשירות האימות|לא ניתן לאמת כרגע — עדיין אפשר לנסות להמשיך',
   pl: 'Jestem człowiekiem|Weryfikacja…|Ładowanie zadania…|Sprawdzanie odpowiedzi…|Zweryfikowano|Weryfikacja nie powiodła się|Spróbuj ponownie|Weryfikacja wygasła, zweryfikuj ponownie|Zamknij|Usługa weryfikacji jest niedostępna|Nie udało się teraz zweryfikować — możesz mimo to spróbować kontynuować',
 };

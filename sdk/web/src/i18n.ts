@@ -9,7 +9,10 @@ import { EN, KEYS } from './i18n-table.ts';
  * The challenge prompts live in the UI chunk (ui/strings.ts). Order of the values: i18n-table.ts's KEYS.
  */
 /** Languages the widget ships, in both bundles (i18n.test.ts checks this list against the table). */
-export const LANGUAGES = 'en fr de es pt it ja zh ko ru nl pl'.split(' ');
+export const LANGUAGES = 'en fr de es pt it ja zh ko ru nl ar he pl'.split(' ');
+
+/** Languages written right to left: the widget lays itself out mirrored (dir=rtl) for them. */
+export const dirOf = (lang: string): 'rtl' | 'ltr' => (lang === 'ar' || lang === 'he' ? 'rtl' : 'ltr');
 
 /** The first supported language among the candidates (BCP 47 tags, matched on their primary subtag), else en. */
 export function pickLanguage(candidates: ReadonlyArray<string | null | undefined>): string {

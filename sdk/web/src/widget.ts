@@ -1,7 +1,7 @@
 import { loadLanguage, loadUi, scriptUrl } from './chunks.ts';
 import type { ChallengeHost, ChallengeView, ImageChallenge, LoaderKey, SubmitOutcome } from './contract.ts';
 import { type Passed, verify } from './flow.ts';
-import { translator, widgetLanguage } from './i18n.ts';
+import { dirOf, translator, widgetLanguage } from './i18n.ts';
 import { normalise, type RenderOptions, type WidgetHandle } from './options.ts';
 import { Route } from './route.ts';
 import { collectSignals } from './signals.ts';
@@ -91,6 +91,7 @@ export class Widget implements WidgetHandle {
     this.host.dataset.theme = this.o.theme;
     this.host.dataset.size = this.o.size;
     this.host.lang = this.lang;
+    this.host.dir = dirOf(this.lang);
     const root = this.host.attachShadow({ mode: 'open' });
     adopt(root, THEME_CSS + (mode === 'embedded' || mode === 'popup' ? BOX_CSS : ''));
     this.live.setAttribute('role', 'status');

@@ -238,4 +238,53 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
     await page.locator('.handle').waitFor({ state: 'visible' });
     expect(await text(page, '.prompt')).toMatch(/shape/);
   }, 90_000);
+
+  for (const [lang, label] of [
+    ['ar', 'أنا إنسان'],
+    ['he', 'אני אנושי'],
+  ] as const) {
+    it(`${lang}: right to left (dir=rtl, mirrored box), the slide still left to right, no truncated text, accessible`, async () => {
+      const a = await app({ risk_policy: imageOnly('slide') });
+      const page = await widgetPage('light', { appKey: a.appKey, mode: 'embedded', lang });
+      await page.locator('.handle').waitFor({ state: 'visible' });
+      // The language pack arrives on its own: then the box speaks the language.
+      await expect.poll(() => text(page, '.check'), { timeout: 10_000 }).toContain(label);
+      const layout = await page.evaluate(() => {
+        const host = document.querySelector<HTMLElement>('#captcha > div');
+        const root = host?.shadowRoot;
+        const ui = root?.querySelector<HTMLElement>('.slot > div');
+        const inner = ui?.shadowRoot;
+        const x = (el: Element | null | undefined) => el?.getBoundingClientRect().left ?? Number.NaN;
+        // Text that does not fit its box is cut: scrollWidth beyond clientWidth.
+        const cut = [
+          ...Array.from(root?.querySelectorAll<HTMLElement>('.txt span') ?? []),
+          ...Array.from(inner?.querySelectorAll<HTMLElement>('.prompt, .msg, .btn') ?? []),
+        ]
+          .filter((el) => el.scrollWidth > el.clientWidth + 1)
+          .map((el) => el.className || el.tagName);
+        return {
+          hostDir: host?.dir,
+          uiDir: ui?.dir,
+          slideDir: inner?.querySelector<HTMLElement>('.slide')?.dir,
+          // Mirrored: the checkbox icon on the right of the brand.
+          iconRightOfBrand: x(root?.querySelector('.icon')) > x(root?.querySelector('.brand')),
+          prompt: inner?.querySelector('.prompt')?.textContent,
+          cut,
+        };
+      });
+      expect(layout).toMatchObject({
+        hostDir: 'rtl',
+        uiDir: 'rtl',
+        slideDir: 'ltr',
+        iconRightOfBrand: true,
+        cut: [],
+      });
+      expect(layout.prompt).toMatch(lang === 'ar' ? /[\u0600-\u06ff]/ : /[\u0590-\u05ff]/);
+      // The keyboard still moves the piece the way the picture goes: ArrowRight is to the right.
+      await page.locator('.handle').focus();
+      await press(page, 'ArrowRight');
+      expect(Number(await page.locator('.handle').getAttribute('aria-valuenow'))).toBeGreaterThan(0);
+      await expectAccessible(page, `${lang} slide`);
+    }, 90_000);
+  }
 });

@@ -10,6 +10,7 @@ import {
   type SubmitOutcome,
   UI_GLOBAL,
 } from '../contract.ts';
+import { dirOf } from '../i18n.ts';
 import { adopt, THEME_CSS } from '../styles.ts';
 import { click } from './click.ts';
 import { button, h, type Kind, type KindContext, svg } from './kit.ts';
@@ -67,7 +68,11 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     ? deepActive()
     : (host.slot?.getRootNode() as ParentNode | undefined)?.querySelector<HTMLElement>('[role=checkbox]');
 
-  const outer = h('div', popup ? 'popup' : 'embedded', { 'data-theme': host.theme, lang: host.lang });
+  const outer = h('div', popup ? 'popup' : 'embedded', {
+    'data-theme': host.theme,
+    lang: host.lang,
+    dir: dirOf(host.lang),
+  });
   const root = outer.attachShadow({ mode: 'open' });
   adopt(root, THEME_CSS + UI_CSS);
   const frame = popup ? h('dialog', '', { 'aria-labelledby': 'gh-prompt' }) : h('div', 'embedded');

@@ -28,7 +28,9 @@ export function slide(ctx: KindContext, view: SlideView): Kind {
   const max = view.track.max;
   const { step, largeStep } = view.keyboard;
 
-  const el = h('div', 'slide');
+  // Left to right in every language, right-to-left ones included: the picture is not mirrored, so the
+  // piece starts on its left and the slider moves the way the piece does (docs/decisions.md).
+  const el = h('div', 'slide', { dir: 'ltr' });
   const stage = h('div', 'stage');
   stage.style.aspectRatio = `${W} / ${view.background.height}`;
   const piece = picture(view.piece, 'piece');
