@@ -188,6 +188,16 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
     });
   });
 
+  /** `count` ascending nonces whose hashes all miss the puzzle's target. */
+  async function missingNonces(puzzle: Puzzle): Promise<number[]> {
+    const salt = parsePuzzle(puzzle)!.salt;
+    const nonces: number[] = [];
+    for (let n = 0; nonces.length < puzzle.count; n++) {
+      if (!meetsTargetOf(await nativeHasher()!(nonceBytesOf(n), salt, puzzle), puzzle.target)) nonces.push(n);
+    }
+    return nonces;
+  }
+
   describe('sealed challenges', () => {
     async function solvedOnce() {
       const a = await app({ test_mode: true });
@@ -237,14 +247,10 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
         challenge_id: started.body.data.challenge_id,
         challenge: started.body.data.challenge,
       };
+      // Nonces that all miss the target: arbitrary ones would pass the one-sub-puzzle spot check 1 time in 8.
+      const nonces = await missingNonces(started.body.data.pow as Puzzle);
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const count = started.body.data.pow.count;
-        statuses.push(
-          (await submit({ ...body, pow: { nonces: Array.from({ length: count }, (_, k) => k * 7 + i) } }))
-            .status,
-        );
-      }
+      for (let i = 0; i < 5; i++) statuses.push((await submit({ ...body, pow: { nonces } })).status);
       // One submission per proof-of-work challenge: a failed proof burns it (docs/pow.md, spot checks).
       expect(statuses).toEqual([422, 410, 410, 410, 410]);
     });
@@ -260,12 +266,7 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
         challenge: started.body.data.challenge,
       };
       // Every sub-puzzle skipped (nonces that miss the target, still ascending): the spot check always fails.
-      const salt = parsePuzzle(puzzle)!.salt;
-      const skipped: number[] = [];
-      for (let n = 0; skipped.length < puzzle.count; n++) {
-        if (!meetsTargetOf(await nativeHasher()!(nonceBytesOf(n), salt, puzzle), puzzle.target))
-          skipped.push(n);
-      }
+      const skipped = await missingNonces(puzzle);
       const cheat = await submit({ ...body, pow: { nonces: skipped } });
       expect(cheat.status).toBe(422);
       expect(cheat.body.message).toMatch(/no attempts left/);
