@@ -9,7 +9,8 @@ import { EN, KEYS } from './i18n-table.ts';
  * The challenge prompts live in the UI chunk (ui/strings.ts). Order of the values: i18n-table.ts's KEYS.
  */
 /** Languages the widget ships, in both bundles (i18n.test.ts checks this list against the table). */
-export const LANGUAGES = 'en fr de es pt it ja zh ko ru nl ar he pl'.split(' ');
+export const LANGUAGES =
+  'en fr de es pt it ja zh ko ru nl ar he pl tr sv da nb fi cs uk el hu ro id vi th hi bg sk'.split(' ');
 
 /** Languages written right to left: the widget lays itself out mirrored (dir=rtl) for them. */
 export const dirOf = (lang: string): 'rtl' | 'ltr' => (lang === 'ar' || lang === 'he' ? 'rtl' : 'ltr');

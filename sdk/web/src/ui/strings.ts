@@ -177,6 +177,181 @@ export const STRINGS: Record<string, Table> = {
     shape: 'עיגול|משולש|ריבוע|מחומש|כוכב|לב|חץ|צלב|ירח',
     colour: 'אדום|כחול|צהוב',
   },
+  tr: {
+    ui: 'Doğrula|Yeni görev|Geri al|Doğru değil, tekrar deneyin.|Kalan deneme: {count}.|İşte yeni bir görev.|Tıklama {n}',
+    slide:
+      "Parçayı aynı şekildeki boşluğa sürükleyin|Yapboz parçası|Parçayı ok tuşlarıyla taşıyın (büyük adımlar için Shift), sonra Enter'a basın.",
+    click:
+      'Bu {count} sembole sırayla tıklayın:|Tıklanacak resim|Nişangahı ok tuşlarıyla taşıyın (büyük adımlar için Shift), tıklamak için Enter veya Boşluk, geri almak için Geri tuşu.',
+    select:
+      'Bu şekli içeren tüm kareleri seçin: {shape}|Bu renkte sembol içeren tüm kareleri seçin: {colour}|Kareler|Kareler arasında ok tuşlarıyla gezinin, seçmek veya kaldırmak için Boşluk ya da Enter, sonra Doğrula.|Satır {row}, sütun {column}',
+    shape: 'daire|üçgen|kare|beşgen|yıldız|kalp|ok|artı|hilal',
+    colour: 'kırmızı|mavi|sarı',
+  },
+  sv: {
+    ui: 'Verifiera|Ny uppgift|Ångra|Det stämmer inte, försök igen.|Försök kvar: {count}.|Här är en ny uppgift.|Klick {n}',
+    slide:
+      'Dra biten till hålet med samma form|Pusselbit|Flytta biten med piltangenterna (Skift för större steg) och tryck sedan på Enter.',
+    click:
+      'Klicka på dessa {count} symboler i ordning:|Bild att klicka på|Flytta siktet med piltangenterna (Skift för större steg), Enter eller blanksteg för att klicka, Backsteg för att ångra.',
+    select:
+      'Markera alla rutor med den här formen: {shape}|Markera alla rutor med en symbol i den här färgen: {colour}|Rutor|Gå mellan rutorna med piltangenterna, tryck på blanksteg eller Enter för att markera eller avmarkera, välj sedan Verifiera.|Rad {row}, kolumn {column}',
+    shape: 'cirkel|triangel|kvadrat|femhörning|stjärna|hjärta|pil|kors|måne',
+    colour: 'röd|blå|gul',
+  },
+  da: {
+    ui: 'Verificer|Ny opgave|Fortryd|Det er ikke rigtigt, prøv igen.|Forsøg tilbage: {count}.|Her er en ny opgave.|Klik {n}',
+    slide:
+      'Træk brikken hen i hullet med samme form|Puslespilsbrik|Flyt brikken med piletasterne (Skift for større trin), og tryk derefter på Enter.',
+    click:
+      'Klik på disse {count} symboler i rækkefølge:|Billede at klikke på|Flyt sigtet med piletasterne (Skift for større trin), Enter eller mellemrum for at klikke, Backspace for at fortryde.',
+    select:
+      'Vælg alle felter med denne form: {shape}|Vælg alle felter med et symbol i denne farve: {colour}|Felter|Gå mellem felterne med piletasterne, tryk på mellemrum eller Enter for at vælge eller fravælge, og vælg så Verificer.|Række {row}, kolonne {column}',
+    shape: 'cirkel|trekant|firkant|femkant|stjerne|hjerte|pil|kryds|måne',
+    colour: 'rød|blå|gul',
+  },
+  nb: {
+    ui: 'Verifiser|Ny oppgave|Angre|Det stemmer ikke, prøv igjen.|Forsøk igjen: {count}.|Her er en ny oppgave.|Klikk {n}',
+    slide:
+      'Dra brikken til hullet med samme form|Puslespillbrikke|Flytt brikken med piltastene (Shift for større steg), og trykk deretter Enter.',
+    click:
+      'Klikk på disse {count} symbolene i rekkefølge:|Bilde å klikke på|Flytt siktet med piltastene (Shift for større steg), Enter eller mellomrom for å klikke, Backspace for å angre.',
+    select:
+      'Velg alle rutene med denne formen: {shape}|Velg alle rutene med et symbol i denne fargen: {colour}|Ruter|Gå mellom rutene med piltastene, trykk mellomrom eller Enter for å velge eller fjerne valget, og velg så Verifiser.|Rad {row}, kolonne {column}',
+    shape: 'sirkel|trekant|kvadrat|femkant|stjerne|hjerte|pil|kors|måne',
+    colour: 'rød|blå|gul',
+  },
+  fi: {
+    ui: 'Vahvista|Uusi tehtävä|Kumoa|Ei aivan, yritä uudelleen.|Yrityksiä jäljellä: {count}.|Tässä uusi tehtävä.|Napsautus {n}',
+    slide:
+      'Vedä pala samanmuotoiseen koloon|Palapelin pala|Siirrä palaa nuolinäppäimillä (Shift isompiin askeliin) ja paina sitten Enter.',
+    click:
+      'Napsauta näitä {count} symbolia järjestyksessä:|Napsautettava kuva|Siirrä tähtäintä nuolinäppäimillä (Shift isompiin askeliin), Enter tai välilyönti napsauttaa, askelpalautin kumoaa.',
+    select:
+      'Valitse kaikki ruudut, joissa on tämä muoto: {shape}|Valitse kaikki ruudut, joissa on tämänvärinen symboli: {colour}|Ruudut|Liiku ruutujen välillä nuolinäppäimillä, valitse tai poista valinta välilyönnillä tai Enterillä ja valitse lopuksi Vahvista.|Rivi {row}, sarake {column}',
+    shape: 'ympyrä|kolmio|neliö|viisikulmio|tähti|sydän|nuoli|risti|kuu',
+    colour: 'punainen|sininen|keltainen',
+  },
+  cs: {
+    ui: 'Ověřit|Nová úloha|Zpět|To není správně, zkuste to znovu.|Zbývající pokusy: {count}.|Tady je nová úloha.|Kliknutí {n}',
+    slide:
+      'Přetáhněte dílek do otvoru stejného tvaru|Dílek skládačky|Posouvejte dílek šipkami (Shift pro větší kroky) a pak stiskněte Enter.',
+    click:
+      'Klikněte na tyto symboly ({count}) v tomto pořadí:|Obrázek ke klikání|Posouvejte zaměřovač šipkami (Shift pro větší kroky), Enter nebo mezerník klikne, Backspace vrátí zpět.',
+    select:
+      'Vyberte všechna pole s tímto tvarem: {shape}|Vyberte všechna pole se symbolem této barvy: {colour}|Pole|Mezi poli se pohybujte šipkami, mezerníkem nebo Enterem pole vyberte či zrušte, pak zvolte Ověřit.|Řádek {row}, sloupec {column}',
+    shape: 'kruh|trojúhelník|čtverec|pětiúhelník|hvězda|srdce|šipka|kříž|měsíc',
+    colour: 'červená|modrá|žlutá',
+  },
+  uk: {
+    ui: 'Перевірити|Нове завдання|Скасувати|Неправильно, спробуйте ще раз.|Залишилося спроб: {count}.|Ось нове завдання.|Натискання {n}',
+    slide:
+      'Перетягніть фрагмент у виріз такої самої форми|Фрагмент пазла|Рухайте фрагмент стрілками (із Shift — більшими кроками), потім натисніть Enter.',
+    click:
+      'Натисніть на ці символи ({count}) по черзі:|Зображення для натискання|Рухайте приціл стрілками (із Shift — більшими кроками), Enter або пробіл — натиснути, Backspace — скасувати.',
+    select:
+      'Виберіть усі клітинки з цією фігурою: {shape}|Виберіть усі клітинки із символом цього кольору: {colour}|Клітинки|Переходьте між клітинками стрілками, пробіл або Enter — вибрати чи зняти вибір, потім «Перевірити».|Рядок {row}, стовпець {column}',
+    shape: "коло|трикутник|квадрат|п'ятикутник|зірка|серце|стрілка|хрест|місяць",
+    colour: 'червоний|синій|жовтий',
+  },
+  el: {
+    ui: 'Επαλήθευση|Νέα δοκιμασία|Αναίρεση|Δεν είναι σωστό, δοκιμάστε ξανά.|Απομένουν προσπάθειες: {count}.|Ορίστε μια νέα δοκιμασία.|Κλικ {n}',
+    slide:
+      'Σύρετε το κομμάτι στο κενό με το ίδιο σχήμα|Κομμάτι παζλ|Μετακινήστε το κομμάτι με τα βέλη (Shift για μεγαλύτερα βήματα) και πατήστε Enter.',
+    click:
+      'Κάντε κλικ σε αυτά τα {count} σύμβολα με τη σειρά:|Εικόνα για κλικ|Μετακινήστε το στόχαστρο με τα βέλη (Shift για μεγαλύτερα βήματα), Enter ή διάστημα για κλικ, Backspace για αναίρεση.',
+    select:
+      'Επιλέξτε όλα τα τετράγωνα με αυτό το σχήμα: {shape}|Επιλέξτε όλα τα τετράγωνα με σύμβολο αυτού του χρώματος: {colour}|Τετράγωνα|Μετακινηθείτε ανάμεσα στα τετράγωνα με τα βέλη, πατήστε διάστημα ή Enter για επιλογή ή αποεπιλογή και μετά Επαλήθευση.|Γραμμή {row}, στήλη {column}',
+    shape: 'κύκλος|τρίγωνο|τετράγωνο|πεντάγωνο|αστέρι|καρδιά|βέλος|σταυρός|φεγγάρι',
+    colour: 'κόκκινο|μπλε|κίτρινο',
+  },
+  hu: {
+    ui: 'Ellenőrzés|Új feladat|Visszavonás|Ez nem jó, próbálja újra.|Hátralévő próbálkozások: {count}.|Itt egy új feladat.|Kattintás {n}',
+    slide:
+      'Húzza a darabot az azonos alakú résbe|Kirakós darab|Mozgassa a darabot a nyílbillentyűkkel (Shift a nagyobb lépésekhez), majd nyomja meg az Entert.',
+    click:
+      'Kattintson erre a(z) {count} szimbólumra sorrendben:|Kattintható kép|Mozgassa a célkeresztet a nyílbillentyűkkel (Shift a nagyobb lépésekhez), Enter vagy szóköz a kattintáshoz, Backspace a visszavonáshoz.',
+    select:
+      'Jelölje ki az összes mezőt ezzel az alakzattal: {shape}|Jelölje ki az összes mezőt ilyen színű szimbólummal: {colour}|Mezők|A nyílbillentyűkkel lépkedjen a mezők között, szóközzel vagy Enterrel jelölje ki vagy törölje, majd Ellenőrzés.|{row}. sor, {column}. oszlop',
+    shape: 'kör|háromszög|négyzet|ötszög|csillag|szív|nyíl|kereszt|hold',
+    colour: 'piros|kék|sárga',
+  },
+  ro: {
+    ui: 'Verifică|Provocare nouă|Anulează|Nu este corect, încercați din nou.|Încercări rămase: {count}.|Iată o provocare nouă.|Clic {n}',
+    slide:
+      'Trageți piesa în golul cu aceeași formă|Piesă de puzzle|Mutați piesa cu săgețile (Shift pentru pași mai mari), apoi apăsați Enter.',
+    click:
+      'Faceți clic pe aceste {count} simboluri, în ordine:|Imagine pe care faceți clic|Mutați ținta cu săgețile (Shift pentru pași mai mari), Enter sau Spațiu pentru clic, Backspace pentru anulare.',
+    select:
+      'Selectați toate pătratele cu această formă: {shape}|Selectați toate pătratele cu un simbol de această culoare: {colour}|Pătrate|Treceți de la un pătrat la altul cu săgețile, apăsați Spațiu sau Enter pentru a selecta sau deselecta, apoi Verifică.|Rândul {row}, coloana {column}',
+    shape: 'cerc|triunghi|pătrat|pentagon|stea|inimă|săgeată|cruce|lună',
+    colour: 'roșu|albastru|galben',
+  },
+  id: {
+    ui: 'Verifikasi|Tantangan baru|Urungkan|Belum tepat, coba lagi.|Sisa percobaan: {count}.|Ini tantangan baru.|Klik {n}',
+    slide:
+      'Seret kepingan ke celah yang bentuknya sama|Kepingan puzzle|Gerakkan kepingan dengan tombol panah (Shift untuk langkah besar), lalu tekan Enter.',
+    click:
+      'Klik {count} simbol ini secara berurutan:|Gambar untuk diklik|Gerakkan bidikan dengan tombol panah (Shift untuk langkah besar), Enter atau Spasi untuk mengeklik, Backspace untuk mengurungkan.',
+    select:
+      'Pilih semua kotak dengan bentuk ini: {shape}|Pilih semua kotak dengan simbol berwarna ini: {colour}|Kotak|Berpindahlah antarkotak dengan tombol panah, tekan Spasi atau Enter untuk memilih atau membatalkan, lalu Verifikasi.|Baris {row}, kolom {column}',
+    shape: 'lingkaran|segitiga|persegi|segi lima|bintang|hati|panah|silang|bulan',
+    colour: 'merah|biru|kuning',
+  },
+  vi: {
+    ui: 'Xác minh|Thử thách mới|Hoàn tác|Chưa đúng, hãy thử lại.|Số lần thử còn lại: {count}.|Đây là thử thách mới.|Nhấp {n}',
+    slide:
+      'Kéo mảnh ghép vào chỗ trống có cùng hình dạng|Mảnh ghép|Di chuyển mảnh ghép bằng phím mũi tên (Shift để bước lớn hơn), rồi nhấn Enter.',
+    click:
+      'Nhấp vào {count} ký hiệu này theo thứ tự:|Hình để nhấp|Di chuyển tâm ngắm bằng phím mũi tên (Shift để bước lớn hơn), Enter hoặc Space để nhấp, Backspace để hoàn tác.',
+    select:
+      'Chọn mọi ô có hình này: {shape}|Chọn mọi ô có ký hiệu màu này: {colour}|Các ô|Di chuyển giữa các ô bằng phím mũi tên, nhấn Space hoặc Enter để chọn hoặc bỏ chọn, rồi Xác minh.|Hàng {row}, cột {column}',
+    shape: 'hình tròn|tam giác|hình vuông|ngũ giác|ngôi sao|trái tim|mũi tên|chữ thập|mặt trăng',
+    colour: 'đỏ|xanh dương|vàng',
+  },
+  th: {
+    ui: 'ยืนยัน|แบบทดสอบใหม่|เลิกทำ|ยังไม่ถูก ลองอีกครั้ง|เหลือโอกาส: {count} ครั้ง|นี่คือแบบทดสอบใหม่|คลิก {n}',
+    slide: 'ลากชิ้นส่วนไปยังช่องที่มีรูปทรงเดียวกัน|ชิ้นส่วนจิ๊กซอว์|ใช้ปุ่มลูกศรเลื่อนชิ้นส่วน (Shift เพื่อเลื่อนทีละมาก) แล้วกด Enter',
+    click:
+      'คลิกสัญลักษณ์ {count} ตัวนี้ตามลำดับ:|ภาพสำหรับคลิก|ใช้ปุ่มลูกศรเลื่อนเป้า (Shift เพื่อเลื่อนทีละมาก) กด Enter หรือ Space เพื่อคลิก และ Backspace เพื่อเลิกทำ',
+    select:
+      'เลือกทุกช่องที่มีรูปทรงนี้: {shape}|เลือกทุกช่องที่มีสัญลักษณ์สีนี้: {colour}|ช่อง|ใช้ปุ่มลูกศรเลื่อนระหว่างช่อง กด Space หรือ Enter เพื่อเลือกหรือยกเลิก แล้วกดยืนยัน|แถว {row} คอลัมน์ {column}',
+    shape: 'วงกลม|สามเหลี่ยม|สี่เหลี่ยม|ห้าเหลี่ยม|ดาว|หัวใจ|ลูกศร|กากบาท|พระจันทร์',
+    colour: 'แดง|น้ำเงิน|เหลือง',
+  },
+  hi: {
+    ui: 'सत्यापित करें|नई चुनौती|पूर्ववत करें|यह सही नहीं है, फिर से कोशिश करें।|बचे प्रयास: {count}।|यह रही नई चुनौती।|क्लिक {n}',
+    slide:
+      'टुकड़े को उसी आकार वाले खाँचे में खींचें|पहेली का टुकड़ा|तीर कुंजियों से टुकड़ा खिसकाएँ (बड़े कदमों के लिए Shift), फिर Enter दबाएँ।',
+    click:
+      'इन {count} चिह्नों पर क्रम से क्लिक करें:|क्लिक करने के लिए चित्र|तीर कुंजियों से निशाना खिसकाएँ (बड़े कदमों के लिए Shift), क्लिक के लिए Enter या Space, पूर्ववत के लिए Backspace।',
+    select:
+      'इस आकार वाले सभी खाने चुनें: {shape}|इस रंग के चिह्न वाले सभी खाने चुनें: {colour}|खाने|तीर कुंजियों से खानों के बीच जाएँ, चुनने या हटाने के लिए Space या Enter दबाएँ, फिर सत्यापित करें।|पंक्ति {row}, स्तंभ {column}',
+    shape: 'वृत्त|त्रिभुज|वर्ग|पंचभुज|तारा|दिल|तीर|क्रॉस|चाँद',
+    colour: 'लाल|नीला|पीला',
+  },
+  bg: {
+    ui: 'Провери|Нова задача|Отмени|Не е правилно, опитайте отново.|Оставащи опити: {count}.|Ето нова задача.|Щракване {n}',
+    slide:
+      'Плъзнете парчето в отвора със същата форма|Парче от пъзел|Местете парчето със стрелките (Shift за по-големи стъпки), след това натиснете Enter.',
+    click:
+      'Щракнете върху тези символи ({count}) по ред:|Изображение за щракане|Местете мерника със стрелките (Shift за по-големи стъпки), Enter или интервал за щракане, Backspace за отмяна.',
+    select:
+      'Изберете всички квадратчета с тази фигура: {shape}|Изберете всички квадратчета със символ в този цвят: {colour}|Квадратчета|Преминавайте между квадратчетата със стрелките, интервал или Enter за избор или отмяна, след това Провери.|Ред {row}, колона {column}',
+    shape: 'кръг|триъгълник|квадрат|петоъгълник|звезда|сърце|стрелка|кръст|луна',
+    colour: 'червен|син|жълт',
+  },
+  sk: {
+    ui: 'Overiť|Nová úloha|Späť|To nie je správne, skúste to znova.|Zostávajúce pokusy: {count}.|Tu je nová úloha.|Kliknutie {n}',
+    slide:
+      'Presuňte dielik do otvoru rovnakého tvaru|Dielik skladačky|Posúvajte dielik šípkami (Shift pre väčšie kroky) a potom stlačte Enter.',
+    click:
+      'Kliknite na tieto symboly ({count}) v tomto poradí:|Obrázok na klikanie|Posúvajte zameriavač šípkami (Shift pre väčšie kroky), Enter alebo medzerník klikne, Backspace vráti späť.',
+    select:
+      'Vyberte všetky polia s týmto tvarom: {shape}|Vyberte všetky polia so symbolom tejto farby: {colour}|Polia|Medzi poľami sa pohybujte šípkami, medzerníkom alebo Enterom pole vyberte či zrušte, potom zvoľte Overiť.|Riadok {row}, stĺpec {column}',
+    shape: 'kruh|trojuholník|štvorec|päťuholník|hviezda|srdce|šípka|kríž|mesiac',
+    colour: 'červená|modrá|žltá',
+  },
 };
 
 /** Flattens one language's table into key → text. */
