@@ -13,7 +13,6 @@ describe('loadOperatorConfig', () => {
     expect(c).toMatchObject({
       adminUrl: 'http://api.gatehouse.svc',
       adminToken: token,
-      standbyToken: token,
       concurrency: 4,
       healthPort: 8081,
       metricsPort: 8080,
@@ -22,6 +21,11 @@ describe('loadOperatorConfig', () => {
       leaderElection: { enabled: true, namespace: 'gatehouse-system', name: 'gatehouse-operator-leader' },
     });
     expect(c.leaderElection.identity).toMatch(/^op-0_[0-9a-f]{8}$/);
+  });
+
+  it('never falls back to the admin token for the standby: standbys accept only their sync credential', () => {
+    const c = loadOperatorConfig([], { GATEHOUSE_ADMIN_URL: 'http://api', GATEHOUSE_ADMIN_TOKEN: token });
+    expect(c.standbyToken).toBeUndefined();
   });
 
   it('refuses bad settings with one precise line each, and a missing admin token', () => {

@@ -61,8 +61,11 @@ export interface OperatorConfig {
   adminUrl: string;
   /** Bearer token of the main API's admin API: never logged. */
   adminToken: string;
-  /** Bearer token of the standby's `POST /internal/v1/mode` (STANDBY_SYNC_TOKEN); default the admin token. */
-  standbyToken: string;
+  /**
+   * Bearer token of the standby's `POST /internal/v1/mode`: the sync credential (STANDBY_SYNC_TOKEN), the
+   * only one standbys accept there. Never the admin token; unset, the operator cannot switch traffic.
+   */
+  standbyToken: string | undefined;
   images: { api: string; standby: string };
   runtimeSecret: string;
   watchNamespace: string | undefined;
@@ -104,7 +107,7 @@ export function loadOperatorConfig(
   return {
     adminUrl: r['admin-url'].replace(/\/+$/, ''),
     adminToken,
-    standbyToken: r['standby-token'] ?? adminToken,
+    standbyToken: r['standby-token'],
     images: { api: r['api-image'], standby: r['standby-image'] },
     runtimeSecret: r['runtime-secret'],
     watchNamespace: r['watch-namespace'],

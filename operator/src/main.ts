@@ -30,6 +30,11 @@ logger.info(
   },
   'operator started',
 );
+if (!config.standbyToken) {
+  logger.warn(
+    'GATEHOUSE_STANDBY_SYNC_TOKEN is not set: the operator cannot switch traffic to the standbys (they accept only their sync credential)',
+  );
+}
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

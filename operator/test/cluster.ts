@@ -113,7 +113,7 @@ export function testConfig(
   return {
     adminUrl,
     adminToken,
-    standbyToken: adminToken,
+    standbyToken: undefined,
     images: { api: 'registry.invalid/gatehouse/api:1', standby: 'registry.invalid/gatehouse/standby:1' },
     runtimeSecret: 'gatehouse-runtime',
     watchNamespace: undefined,

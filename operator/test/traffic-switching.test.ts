@@ -39,6 +39,7 @@ describe.runIf(controlPlaneAvailable())(
     let api: TestApi;
     let standby: RunningStandby;
     let manager: Manager;
+    let appKey: string;
     const app = () => getApp(admin, NS, 'pay') as Promise<App>;
     const bypassInit = () =>
       fetch(`${standby.urls.bypass}/v1/challenge/init`, {
@@ -52,21 +53,28 @@ describe.runIf(controlPlaneAvailable())(
       await createNamespace(admin, NS);
       const store = new MemoryConsumptionStore();
       api = await startTestApi({}, undefined, { offlineStore: store });
+      ({ appKey } = await api.createApp());
       standby = await startStandby(
         loadStandbyConfig({
           MAIN_API_URL: api.url,
           STANDBY_BYPASS_PORT: '0',
           STANDBY_FALLBACK_PORT: '0',
           STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
-          STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+          // The standby's own credential, as the runtime Secret gives it: distinct from the admin token.
+          STANDBY_SYNC_TOKEN: api.runtime.syncToken,
           STANDBY_PROBE_INTERVAL_MS: '60000',
         }),
         { store, logger: pino({ level: 'silent' }) },
       );
-      manager = await startOperator(cp.kubeConfig('operator'), testConfig(api.url, api.runtime.adminToken), {
-        standbyTargets: async (_app, r) =>
-          r === 'eu' ? [standby.urls.bypass as string, standby.urls.fallback as string] : [],
-      });
+      expect(api.runtime.syncToken).not.toBe(api.runtime.adminToken);
+      manager = await startOperator(
+        cp.kubeConfig('operator'),
+        testConfig(api.url, api.runtime.adminToken, { standbyToken: api.runtime.syncToken }),
+        {
+          standbyTargets: async (_app, r) =>
+            r === 'eu' ? [standby.urls.bypass as string, standby.urls.fallback as string] : [],
+        },
+      );
     }, 300_000);
     afterAll(async () => {
       await manager?.stop();
@@ -87,6 +95,8 @@ describe.runIf(controlPlaneAvailable())(
       expect(condition(a, 'StandbyServing')).toMatchObject({ status: 'False', reason: 'MainApiServing' });
       expect(standby.health.status()).toMatchObject({ mode: 'auto', serving: false });
       expect((await bypassInit()).body.error).toBe('service_online');
+      // Its sync credential got it the snapshot (the admin token would have been refused).
+      expect(standby.snapshots.status()).toMatchObject({ loaded: true, apps: 1 });
     });
 
     it('after sustained probe failures the operator tells the standby to serve, and the status says so', async () => {
@@ -112,8 +122,14 @@ describe.runIf(controlPlaneAvailable())(
         condition(before, 'Registered')?.lastTransitionTime,
       );
       expect(standby.health.status()).toMatchObject({ mode: 'serve', serving: true });
-      const init = await bypassInit();
-      expect(init.body.error).not.toBe('service_online');
+      // Served from the snapshot: the app the API registered gets a real offline challenge.
+      const served = await fetch(`${standby.urls.bypass}/v1/challenge/init`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ app_key: appKey, action: 'login' }),
+      });
+      expect(served.status).toBe(200);
+      expect(((await served.json()) as { data?: { challenge_id?: string } }).data?.challenge_id).toBeTruthy();
       const events = await admin.list<{ reason: string; type: string }>(`/api/v1/namespaces/${NS}/events`);
       expect(events.items.find((e) => e.reason === 'StandbyActivated')?.type).toBe('Warning');
     });

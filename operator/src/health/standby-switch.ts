@@ -56,14 +56,15 @@ export interface SwitchResult {
 
 /** Tells standby processes which mode to be in: `POST <standby>/internal/v1/mode` with the sync token. */
 export class StandbySwitch {
-  readonly #token: string;
+  readonly #token: string | undefined;
   readonly #targets: StandbyTargets;
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
   readonly #signal: AbortSignal | undefined;
 
   constructor(options: {
-    token: string;
+    /** The standbys' sync credential (STANDBY_SYNC_TOKEN); unset, every switch fails without a call. */
+    token: string | undefined;
     targets: StandbyTargets;
     timeoutMs?: number;
     fetch?: typeof fetch;
@@ -85,6 +86,11 @@ export class StandbySwitch {
     } catch (err) {
       return { total: 0, acknowledged: 0, errors: [`listing standby endpoints: ${(err as Error).message}`] };
     }
+    // Without the sync credential every call would be a 401: say what is missing instead.
+    if (!this.#token && urls.length) {
+      const missing = 'no standby sync credential: set GATEHOUSE_STANDBY_SYNC_TOKEN (--standby-token)';
+      return { total: urls.length, acknowledged: 0, errors: [missing] };
+    }
     const results = await Promise.all(urls.map((url) => this.#post(url, mode)));
     const errors = results.filter((r): r is string => r !== null);
     return { total: urls.length, acknowledged: urls.length - errors.length, errors };
@@ -94,7 +100,7 @@ export class StandbySwitch {
     try {
       const res = await this.#fetch(`${url}/internal/v1/mode`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${this.#token}`, 'Content-Type': 'application/json' },
+        headers: { Authorization: `Bearer ${this.#token ?? ''}`, 'Content-Type': 'application/json' },
         body: JSON.stringify({ mode }),
         signal: this.#signal
           ? AbortSignal.any([this.#signal, AbortSignal.timeout(this.#timeoutMs)])
