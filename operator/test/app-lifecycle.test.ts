@@ -100,6 +100,8 @@ describe.runIf(controlPlaneAvailable())(
         monthly_quota: 50_000,
         allowed_domains: ['shop.example'],
         risk_policy: { invisible_below: 30 },
+        // The console shows it read-only, naming the custom resource.
+        managed_by: { kind: 'App', namespace: NS, name: 'shop' },
         disabled: false,
       });
       // kube-controller-manager turns each Deployment into a ReplicaSet (and Pods that stay Pending here).
@@ -135,6 +137,14 @@ describe.runIf(controlPlaneAvailable())(
 
     it('changing replicas, image and plan rolls the Deployments and updates the app; lastTransitionTime holds', async () => {
       const before = await app();
+      // Someone clears managed_by by hand: the update puts it back with the new plan.
+      const cleared = await fetch(`${api.url}/admin/v1/apps/${before.status?.appKey}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${api.runtime.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ managed_by: null }),
+      });
+      expect(cleared.status).toBe(200);
+      expect((await adminGet(before.status?.appKey as string)).managed_by).toBeNull();
       await applyApp(admin, NS, 'shop', {
         ...appSpec({
           plan: 'enterprise',
@@ -163,7 +173,10 @@ describe.runIf(controlPlaneAvailable())(
         const a = await app();
         return a.status?.observedGeneration === 2 && a;
       });
-      expect((await adminGet(after.status?.appKey as string)).plan).toBe('enterprise');
+      expect(await adminGet(after.status?.appKey as string)).toMatchObject({
+        plan: 'enterprise',
+        managed_by: { kind: 'App', namespace: NS, name: 'shop' },
+      });
       for (const type of ['Registered', 'Ready', 'StandbyServing']) {
         expect(condition(after, type)?.lastTransitionTime).toBe(condition(before, type)?.lastTransitionTime);
       }

@@ -10,7 +10,12 @@ export interface AppSettings {
   allowed_domains: string[];
   pass_token_ttl?: number;
   client_ip_policy?: 'report' | 'reject';
+  /** The custom resource the app is declared by: the console shows such apps read-only. */
+  managed_by: ManagedBy;
 }
+
+/** What declares an app (docs/console.md); the operator's apps are `{kind: "App", namespace, name}`. */
+export type ManagedBy = { kind: string; namespace: string; name: string } | null;
 
 /** An app as the admin API describes it (`describeApp`); quota and overage are the effective values. */
 export interface RemoteApp {
@@ -25,6 +30,8 @@ export interface RemoteApp {
   client_ip_policy: string;
   risk_policy: Record<string, unknown>;
   allowed_domains: string[];
+  /** Absent from a service older than `managed_by`. */
+  managed_by?: ManagedBy;
   disabled: boolean;
 }
 

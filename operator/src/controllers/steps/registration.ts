@@ -31,6 +31,7 @@ export function desiredSettings(app: App): AppSettings {
     test_mode: s.testMode,
     risk_policy: s.riskPolicy ?? {},
     allowed_domains: s.allowedDomains ?? [],
+    managed_by: { kind: 'App', namespace: app.metadata.namespace, name: app.metadata.name },
     ...(s.passTokenTtl !== undefined ? { pass_token_ttl: s.passTokenTtl } : {}),
     ...(s.clientIpPolicy !== undefined ? { client_ip_policy: s.clientIpPolicy } : {}),
   };
@@ -53,6 +54,7 @@ function drifted(remote: RemoteApp, want: AppSettings): boolean {
     remote.test_mode !== want.test_mode ||
     !same(remote.allowed_domains, want.allowed_domains) ||
     !same(remote.risk_policy, want.risk_policy) ||
+    !same(remote.managed_by ?? null, want.managed_by) ||
     (want.monthly_quota !== null && remote.monthly_quota !== want.monthly_quota) ||
     (want.overage_allowed !== null && remote.overage_allowed !== want.overage_allowed) ||
     (want.pass_token_ttl !== undefined && remote.pass_token_ttl !== want.pass_token_ttl) ||
