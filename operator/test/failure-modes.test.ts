@@ -95,7 +95,11 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
     manager = await startOperator(
       cp.kubeConfig('operator'),
       // A resync far beyond each test: what happens, happens through watches.
-      testConfig(proxy.url, api.runtime.adminToken, { resyncMs: 600_000, ...over }),
+      testConfig(proxy.url, api.runtime.adminToken, {
+        standbyToken: api.runtime.syncToken,
+        resyncMs: 600_000,
+        ...over,
+      }),
       {
         // Only the slices test probes a real main API; the other Apps' public hosts do not exist here.
         probe: (url, timeoutMs) => (url === api.url ? httpProbe(url, timeoutMs) : Promise.resolve(true)),
@@ -130,7 +134,7 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
         STANDBY_BYPASS_PORT: '0',
         STANDBY_FALLBACK_PORT: '0',
         STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
-        STANDBY_SYNC_TOKEN: api.runtime.adminToken,
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
         STANDBY_PROBE_INTERVAL_MS: '60000',
       }),
       { store, logger: pino({ level: 'silent' }) },
