@@ -18,6 +18,7 @@ import { internalListener } from './internal-listener.ts';
 import { MainHealth } from './main-health.ts';
 import { MemoryOutageBoard, type OutageBoard, RedisOutageBoard } from './outage-board.ts';
 import { SnapshotKeeper } from './snapshot.ts';
+import { logStoreState } from './store-events.ts';
 import { WidgetMirror } from './widget-mirror.ts';
 
 export interface RunningStandby {
@@ -53,6 +54,7 @@ export async function startStandby(
   const redis = config.storeUrl
     ? new Redis(config.storeUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;
+  if (redis) logStoreState(redis, logger);
   const store = options.store ?? (redis ? new RedisConsumptionStore(redis) : new MemoryConsumptionStore());
   if (!options.store && !redis) {
     logger.warn('STANDBY_STORE_URL is not set: offline tokens are single-use within this process only');
