@@ -1,16 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
 import { freePort } from '../../../api/test/failover/processes.ts';
-import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
-import { buildWidget } from '../build.ts';
-import { chromiumAvailable, launchChromium } from './browser.ts';
+import { databaseAvailable } from '../../../api/test/harness.ts';
+import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import { dragInstantly, focusedClass, outcome, type PageRenderOptions, press, render } from './helpers.ts';
-import { type PageServer, startPageServer } from './page-server.ts';
 
 /*
  * WCAG 2.2 AA for the widget in every state it can be in, in Debian's Chromium against a real API: each
@@ -46,33 +43,11 @@ type AxeRule = { id: string; help: string; nodes: Array<{ target: unknown[] }> }
 type AxeResult = { violations: AxeRule[]; passes: AxeRule[]; incomplete: AxeRule[] };
 
 describe.runIf(run)('widget accessibility in Chromium', () => {
-  let api: TestApi;
-  let site: PageServer;
-  let browser: Browser;
-  let widgetDir: string;
-  let context: BrowserContext | undefined;
-  const pageErrors: string[] = [];
+  const suite = widgetBrowserSuite('gatehouse-a11y-');
+  const { newPage } = suite;
 
-  beforeAll(async () => {
-    widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-a11y-'));
-    await buildWidget({ outDir: widgetDir });
-    api = await startTestApi();
-    site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await site?.close();
-    await api?.close();
-    if (widgetDir) rmSync(widgetDir, { recursive: true, force: true });
-  });
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-    expect(pageErrors.splice(0)).toEqual([]);
-  });
-
-  const app = (settings: Partial<AppSettingsInput>) => api.createApp({ name: 'a11y-test', ...settings });
+  const app = (settings: Partial<AppSettingsInput>) =>
+    suite.api.createApp({ name: 'a11y-test', ...settings });
 
   /** Opens the page in `theme` and renders a widget with `options`; `before` runs before rendering. */
   async function widgetPage(
@@ -80,17 +55,11 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
     options: PageRenderOptions & Record<string, unknown>,
     before: (page: Page) => Promise<void> = async () => {},
   ): Promise<Page> {
-    await context?.close();
-    context = await browser.newContext({
-      viewport: { width: 900, height: 700 },
-      locale: 'en-GB',
-      colorScheme: theme,
-    });
-    const page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(site.page(`/a-${Math.random().toString(36).slice(2)}.html`, landmarkPage(theme)));
+    await suite.closeContext();
+    const page = await newPage({ colorScheme: theme });
+    await page.goto(suite.site.page(`/a-${Math.random().toString(36).slice(2)}.html`, landmarkPage(theme)));
     await before(page);
-    await render(page, { apiServer: api.url, theme, ...options });
+    await render(page, { apiServer: suite.api.url, theme, ...options });
     return page;
   }
 
@@ -119,7 +88,7 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
 
   /** The slide's answer, from the sealed challenge of the first init (test-only knowledge). */
   async function slideAnswer(page: Page, appId: string, init: Promise<{ data: { challenge: string } }>) {
-    const sealed = openChallenge(api.runtime.keys, appId, (await init).data.challenge);
+    const sealed = openChallenge(suite.api.runtime.keys, appId, (await init).data.challenge);
     if (!sealed?.img) throw new Error('no image challenge');
     await page.locator('.handle').waitFor({ state: 'visible' });
     return (sealed.img.answer as { x: number }).x;

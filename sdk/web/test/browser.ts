@@ -1,5 +1,17 @@
-import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  chromium,
+  type Page,
+} from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
+import { buildWidget } from '../build.ts';
+import { type PageServer, startPageServer } from './page-server.ts';
 
 /** Debian's Chromium; CHROMIUM_PATH overrides it. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -30,4 +42,77 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * The fixtures every widget browser suite shares, registered as the calling describe's hooks: the widget
+ * built into a temporary folder, a real API, the integrator's page server on its own origin and one
+ * Chromium. Each test's pages come from `newPage`; after each test the current context is closed and no
+ * page may have thrown.
+ */
+export interface WidgetBrowserSuite {
+  readonly api: TestApi;
+  readonly site: PageServer;
+  readonly browser: Browser;
+  /** A page in a new browser context (900x700, en-GB unless `options` override), its errors recorded. */
+  newPage(options?: BrowserContextOptions): Promise<Page>;
+  /** Closes the current context, if any (the next `newPage` opens another). */
+  closeContext(): Promise<void>;
+}
+
+export function widgetBrowserSuite(
+  tmpPrefix: string,
+  secrets = new Map<string, string>(),
+): WidgetBrowserSuite {
+  let api: TestApi;
+  let site: PageServer;
+  let browser: Browser;
+  let widgetDir: string | undefined;
+  let context: BrowserContext | undefined;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    widgetDir = mkdtempSync(join(tmpdir(), tmpPrefix));
+    await buildWidget({ outDir: widgetDir });
+    api = await startTestApi();
+    site = await startPageServer({ widgetDir, apiUrl: api.url, secrets });
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await api?.close();
+    if (widgetDir) rmSync(widgetDir, { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+
+  return {
+    get api() {
+      return api;
+    },
+    get site() {
+      return site;
+    },
+    get browser() {
+      return browser;
+    },
+    async newPage(options = {}) {
+      context = await browser.newContext({
+        viewport: { width: 900, height: 700 },
+        locale: 'en-GB',
+        ...options,
+      });
+      const page = await context.newPage();
+      page.on('pageerror', (e) => pageErrors.push(String(e)));
+      return page;
+    },
+    async closeContext() {
+      await context?.close();
+      context = undefined;
+    },
+  };
 }

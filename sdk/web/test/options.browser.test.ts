@@ -1,15 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
-import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
-import { buildWidget } from '../build.ts';
+import { databaseAvailable } from '../../../api/test/harness.ts';
 import { INVISIBLE_WIRE_BUDGET, LOADER_WIRE_BUDGET, measureFirstLoad } from '../wire.ts';
-import { chromiumAvailable, launchChromium } from './browser.ts';
+import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import { press } from './helpers.ts';
-import { formPage, type PageServer, startPageServer } from './page-server.ts';
+import { formPage } from './page-server.ts';
 
 /*
  * The Turnstile-style options (issue 17) in Debian's Chromium against a real API: the expired state and
@@ -23,40 +19,16 @@ const imageOnly = { invisible_below: 0, image_below: 101, image_kinds: ['slide' 
 type Event = { type: string; token?: string; code?: string };
 
 describe.runIf(run)('widget options in Chromium', () => {
-  let api: TestApi;
-  let site: PageServer;
-  let browser: Browser;
-  let widgetDir: string;
-  let context: BrowserContext | undefined;
-  const pageErrors: string[] = [];
+  const suite = widgetBrowserSuite('gatehouse-widget-');
+  const { newPage } = suite;
 
-  beforeAll(async () => {
-    widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
-    await buildWidget({ outDir: widgetDir });
-    api = await startTestApi();
-    site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await site?.close();
-    await api?.close();
-    if (widgetDir) rmSync(widgetDir, { recursive: true, force: true });
-  });
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-    expect(pageErrors.splice(0)).toEqual([]);
-  });
-
-  const app = (settings: Partial<AppSettingsInput>) => api.createApp({ name: 'options-test', ...settings });
+  const app = (settings: Partial<AppSettingsInput>) =>
+    suite.api.createApp({ name: 'options-test', ...settings });
 
   async function open(html: string, before: (page: Page) => Promise<void> = async () => {}): Promise<Page> {
-    context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
-    const page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    const page = await newPage();
     await before(page);
-    await page.goto(site.page(`/o-${Math.random().toString(36).slice(2)}.html`, html));
+    await page.goto(suite.site.page(`/o-${Math.random().toString(36).slice(2)}.html`, html));
     return page;
   }
 
@@ -90,7 +62,7 @@ describe.runIf(run)('widget options in Chromium', () => {
           onReady: push('ready'),
         });
       },
-      { options, apiServer: api.url },
+      { options, apiServer: suite.api.url },
     );
   }
 
@@ -143,7 +115,7 @@ describe.runIf(run)('widget options in Chromium', () => {
     expect(await isExpired(page)).toBe(false);
     await page.locator('.check').click();
     await expect.poll(() => count(page, 'success'), { timeout: 60_000 }).toBe(2);
-    await context?.close();
+    await suite.closeContext();
 
     const auto = await open(formPage('<div id="captcha"></div>'), (p) => p.clock.install());
     await render(auto, { appKey: a.appKey, mode: 'embedded' });
@@ -176,7 +148,7 @@ describe.runIf(run)('widget options in Chromium', () => {
       'error:rate_limited',
       'success',
     ]);
-    await context?.close();
+    await suite.closeContext();
 
     const never = await open(formPage('<div id="captcha"></div>'), refuseFirstInit);
     await render(never, { appKey: a.appKey, mode: 'embedded', retry: 'never', retryInterval: 300 });
@@ -225,7 +197,7 @@ describe.runIf(run)('widget options in Chromium', () => {
       const box = await page.locator('.box').boundingBox();
       widths[size] = box?.width ?? 0;
       expect(await page.locator('.check').getAttribute('tabindex')).toBe('3');
-      await context?.close();
+      await suite.closeContext();
     }
     expect(widths.normal).toBeLessThanOrEqual(320);
     expect(widths.compact).toBeLessThanOrEqual(160);
@@ -242,7 +214,7 @@ describe.runIf(run)('widget options in Chromium', () => {
     await page.waitForFunction(() => (window as unknown as { loaded?: string }).loaded);
     expect(await page.evaluate(() => (window as unknown as { loaded: string }).loaded)).toBe('function');
     expect(await page.locator('input[name="gatehouse-token"]').count()).toBe(0);
-    await context?.close();
+    await suite.closeContext();
 
     // Without the parameter the same element is rendered.
     const implicit = await open(html.replace('?render=explicit&onload=onGatehouse', ''));
@@ -258,7 +230,7 @@ describe.runIf(run)('widget options in Chromium', () => {
     await render(page, { appKey: a.appKey, mode: 'popup', lang: 'fr' });
     await expect.poll(() => page.locator('.check').textContent()).toContain('Je suis humain');
     expect(fetched.some((p) => /gatehouse-i18n\.[\w-]+\.js$/.test(p))).toBe(true);
-    await context?.close();
+    await suite.closeContext();
 
     const english: string[] = [];
     const en = await open(formPage('<div id="captcha"></div>'), async (p) => {
@@ -272,7 +244,7 @@ describe.runIf(run)('widget options in Chromium', () => {
   it(`first load on the wire: loader ≤ ${LOADER_WIRE_BUDGET / 1024} KB, invisible tier ≤ ${INVISIBLE_WIRE_BUDGET / 1024} KB, no proof-of-work code without a puzzle`, async () => {
     const invisible = await app({ test_mode: true });
     const degraded = await app({ monthly_quota: 0 });
-    const load = await measureFirstLoad(browser, api.url, invisible.appKey);
+    const load = await measureFirstLoad(suite.browser, suite.api.url, invisible.appKey);
     expect(load.token).toMatch(/^pt_/);
     const loader = load.files.find((f) => f.path === '/widget/gatehouse.js');
     expect(loader?.encoding).toBe('br');
@@ -280,7 +252,7 @@ describe.runIf(run)('widget options in Chromium', () => {
     expect(load.files.some((f) => f.path.includes('gatehouse-pow'))).toBe(true);
     expect(load.widgetBytes).toBeLessThanOrEqual(INVISIBLE_WIRE_BUDGET);
 
-    const none = await measureFirstLoad(browser, api.url, degraded.appKey);
+    const none = await measureFirstLoad(suite.browser, suite.api.url, degraded.appKey);
     expect(none.token).toMatch(/^dg_/);
     expect(none.files.filter((f) => f.path.startsWith('/widget/')).map((f) => f.path)).toEqual([
       '/widget/gatehouse.js',

@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
-import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
-import { buildWidget } from '../build.ts';
-import { chromiumAvailable, launchChromium } from './browser.ts';
+import { databaseAvailable } from '../../../api/test/harness.ts';
+import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import {
   dragInstantly,
   dragLikeAHuman,
@@ -19,7 +15,7 @@ import {
   press,
   render,
 } from './helpers.ts';
-import { formPage, type PageServer, startPageServer } from './page-server.ts';
+import { formPage } from './page-server.ts';
 
 /*
  * The widget in Debian's Chromium against a real API: the built gatehouse.js on an integrator's page (its
@@ -37,35 +33,12 @@ const imageOnly = (kind: 'slide' | 'click' | 'select') => ({
 });
 
 describe.runIf(run)('web widget in Chromium', () => {
-  let api: TestApi;
-  let site: PageServer;
-  let browser: Browser;
-  let widgetDir: string;
-  let context: BrowserContext | undefined;
   const secrets = new Map<string, string>();
-  const pageErrors: string[] = [];
-
-  beforeAll(async () => {
-    widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
-    await buildWidget({ outDir: widgetDir });
-    api = await startTestApi();
-    site = await startPageServer({ widgetDir, apiUrl: api.url, secrets });
-    browser = await launchChromium();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await site?.close();
-    await api?.close();
-    if (widgetDir) rmSync(widgetDir, { recursive: true, force: true });
-  });
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-    expect(pageErrors.splice(0)).toEqual([]);
-  });
+  const suite = widgetBrowserSuite('gatehouse-widget-', secrets);
+  const { newPage } = suite;
 
   async function app(settings: Partial<AppSettingsInput>) {
-    const created = await api.createApp({ name: 'widget-test', ...settings });
+    const created = await suite.api.createApp({ name: 'widget-test', ...settings });
     secrets.set(created.appKey, created.appSecret);
     return created;
   }
@@ -75,10 +48,8 @@ describe.runIf(run)('web widget in Chromium', () => {
   });
 
   async function open(path: string, html: string, hasTouch = false): Promise<Page> {
-    context = await browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB', hasTouch });
-    const page = await context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(site.page(path, html));
+    const page = await newPage({ hasTouch });
+    await page.goto(suite.site.page(path, html));
     return page;
   }
 
@@ -94,7 +65,7 @@ describe.runIf(run)('web widget in Chromium', () => {
       hasTouch,
     );
     const init = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), { timeout: 60_000 });
-    await render(page, { apiServer: api.url, ...options });
+    await render(page, { apiServer: suite.api.url, ...options });
     await start(page);
     const body = await (await init).json();
     return { page, init: body.data };
@@ -102,7 +73,7 @@ describe.runIf(run)('web widget in Chromium', () => {
 
   /** The image answer sealed in an init answer. */
   function sealedAnswer<T>(appId: string, init: { challenge: string }): T {
-    const sealed = openChallenge(api.runtime.keys, appId, init.challenge);
+    const sealed = openChallenge(suite.api.runtime.keys, appId, init.challenge);
     if (!sealed?.img) throw new Error('no image challenge in this init answer');
     return sealed.img.answer as T;
   }
@@ -116,7 +87,7 @@ describe.runIf(run)('web widget in Chromium', () => {
   }
 
   async function expectValid(token: string, a: { appKey: string; appSecret: string }) {
-    const verdict = await api.post('/v1/validate', { pass_token: token }, auth(a));
+    const verdict = await suite.api.post('/v1/validate', { pass_token: token }, auth(a));
     expect(verdict.body.data).toMatchObject({ valid: true, action: 'login' });
     return verdict.body.data;
   }
@@ -355,7 +326,7 @@ describe.runIf(run)('web widget in Chromium', () => {
     expect(await page.locator('.panel').count()).toBe(0);
     expect(await page.locator('.box').getAttribute('data-state')).toBe('done');
     expect(await page.locator('input[name="gatehouse-token"]').inputValue()).toMatch(/^dg_/);
-    const verdict = await api.post(
+    const verdict = await suite.api.post(
       '/v1/validate',
       { pass_token: (result as { token: string }).token },
       auth(a),
@@ -367,7 +338,7 @@ describe.runIf(run)('web widget in Chromium', () => {
     const a = await app({ server_token_required: true, test_mode: true });
     const without = await widgetPage({ appKey: a.appKey, mode: 'invisible' });
     expect(await outcome(without.page)).toMatchObject({ type: 'error', code: 'server_token_required' });
-    await context?.close();
+    await suite.closeContext();
 
     const withToken = await widgetPage({ appKey: a.appKey, mode: 'invisible', withGetServerToken: true });
     expect(withToken.init.mode).toBe('challenge');
