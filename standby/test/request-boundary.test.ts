@@ -1,48 +1,18 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../api/test/harness.ts';
-import { loadStandbyConfig } from '../src/config.ts';
-import { type RunningStandby, startStandby } from '../src/standby.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { standbyWithApi } from './harness.ts';
 
 /*
  * Issue 11, findings 9 and 12, at the standby's door too (it shares readBody and utf8Only with the main
  * API): a body in another charset than UTF-8 answers 415, a NUL in a body answers 400, on both roles.
  */
 describe('standby request boundary', () => {
-  let api: TestApi;
-  let standby: RunningStandby;
-  let auth: Record<string, string>;
-  let appKey: string;
-
-  beforeAll(async () => {
-    api = await startTestApi();
-    const app = await api.createApp({ name: 'boundary', test_mode: true });
-    appKey = app.appKey;
-    auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
-    standby = await startStandby(
-      loadStandbyConfig({
-        MAIN_API_URL: api.url,
-        STANDBY_BYPASS_PORT: '0',
-        STANDBY_FALLBACK_PORT: '0',
-        STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-boundary-')),
-        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
-      }),
-      { logger: pino({ level: 'silent' }) },
-    );
-    standby.health.setMode('serve');
-  });
-  afterAll(async () => {
-    await standby?.close();
-    await api?.close();
-  });
+  const s = standbyWithApi('boundary');
+  beforeAll(() => s.standby.health.setMode('serve'));
 
   async function post(role: 'bypass' | 'fallback', path: string, type: string, body: unknown) {
-    const res = await fetch(standby.urls[role]! + path, {
+    const res = await fetch(s.standby.urls[role]! + path, {
       method: 'POST',
-      headers: { ...auth, 'content-type': type },
+      headers: { ...s.auth, 'content-type': type },
       body: JSON.stringify(body),
     });
     return {
@@ -53,7 +23,7 @@ describe('standby request boundary', () => {
 
   const cases = () =>
     [
-      ['bypass', '/v1/challenge/init', { app_key: appKey, action: 'login' }],
+      ['bypass', '/v1/challenge/init', { app_key: s.appKey, action: 'login' }],
       ['fallback', '/api/validate', { pass_token: 'offline_x.y' }],
     ] as const;
 
