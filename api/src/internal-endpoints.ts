@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constantTimeEqual } from '@gatehouse/core/crypto';
 import { GatehouseError } from '@gatehouse/core/errors';
+import { isInternalRequest } from '@gatehouse/core/http';
 import type Koa from 'koa';
 import { z } from 'zod';
 
@@ -34,26 +34,13 @@ export function loadInternalEndpoints(env: NodeJS.ProcessEnv): InternalEndpoints
   return { port: parsed.data.INTERNAL_PORT, metricsToken: parsed.data.METRICS_TOKEN };
 }
 
-const INTERNAL = Symbol('gatehouse.internal-listener');
-type Marked = IncomingMessage & { [INTERNAL]?: true };
-
-/** Wraps a listener's callback: what arrives through it is internal. */
-export function internalListener(
-  callback: (req: IncomingMessage, res: ServerResponse) => void,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    (req as Marked)[INTERNAL] = true;
-    callback(req, res);
-  };
-}
-
 export const isInternalPath = (path: string) => path === '/metrics' || path.startsWith('/internal/');
 
 /** Koa middleware: internal paths only through the internal listener (when there is one), metrics behind their token. */
 export function internalEndpoints(config: InternalEndpointsConfig): Koa.Middleware {
   return async function internalEndpoints(ctx, next) {
     if (!isInternalPath(ctx.path)) return next();
-    if (config.port !== undefined && !(ctx.req as Marked)[INTERNAL]) throw new GatehouseError('not_found');
+    if (config.port !== undefined && !isInternalRequest(ctx.req)) throw new GatehouseError('not_found');
     if (ctx.path === '/metrics' && config.metricsToken) {
       const header = ctx.get('Authorization');
       const presented = header.startsWith('Bearer ') ? header.slice(7) : '';

@@ -2,11 +2,10 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isDatabaseUnavailable } from '@gatehouse/core/db';
-import { listenHttp } from '@gatehouse/core/http';
+import { internalListener, listenHttp } from '@gatehouse/core/http';
 import { createApp } from './app.ts';
 import { bootstrap, type Runtime } from './bootstrap.ts';
 import { type Config, loadConfig } from './config.ts';
-import { internalListener } from './internal-endpoints.ts';
 import { purgeExpired } from './retention.ts';
 import { writeServerFile } from './server-file.ts';
 

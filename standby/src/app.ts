@@ -1,6 +1,13 @@
 import { constantTimeEqual } from '@gatehouse/core/crypto';
 import { envelope, GatehouseError, success } from '@gatehouse/core/errors';
-import { errorEnvelope, openCors, readBody, requestContext, utf8Only } from '@gatehouse/core/http';
+import {
+  errorEnvelope,
+  isInternalRequest,
+  openCors,
+  readBody,
+  requestContext,
+  utf8Only,
+} from '@gatehouse/core/http';
 import { isIp } from '@gatehouse/core/ip';
 import { genuineRefusalAlarm } from '@gatehouse/core/offline-alarm';
 import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
@@ -18,7 +25,6 @@ import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authenticate, findApp, requireSnapshot } from './apps.ts';
-import { isInternalRequest } from './internal-listener.ts';
 import type { MainHealth, Mode } from './main-health.ts';
 import { startOfflineChallenge, submitOfflineChallenge } from './offline-challenges.ts';
 import type { SnapshotKeeper } from './snapshot.ts';
@@ -37,7 +43,11 @@ export interface StandbyDeps {
   logger: Logger;
   /** Bearer token for the operator's mode override. */
   controlToken: () => string;
-  /** STANDBY_INTERNAL_PORT is set: /internal/* only through that listener (internal-listener.ts). */
+  /**
+   * STANDBY_INTERNAL_PORT is set: the operator's `POST /internal/v1/mode` only through that listener (no
+   * Ingress routes it, a NetworkPolicy opens it to the operator only); the public listeners answer 404 for
+   * /internal/*, as for a path that does not exist. Unset: served on every listener.
+   */
   separateInternal?: boolean;
 }
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { listenHttp } from '@gatehouse/core/http';
+import { internalListener, listenHttp } from '@gatehouse/core/http';
 import { createLogger } from '@gatehouse/core/logging';
 import {
   type ConsumptionStore,
@@ -14,7 +14,6 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createStandbyApp } from './app.ts';
 import type { StandbyConfig } from './config.ts';
-import { internalListener } from './internal-listener.ts';
 import { MainHealth } from './main-health.ts';
 import { MemoryOutageBoard, type OutageBoard, RedisOutageBoard } from './outage-board.ts';
 import { SnapshotKeeper } from './snapshot.ts';

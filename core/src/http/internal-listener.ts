@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /*
- * The operator's `POST /internal/v1/mode` on a port of its own (STANDBY_INTERNAL_PORT), which no Ingress
- * routes and a NetworkPolicy opens to the operator only: with it set, the public listeners answer 404 for
- * /internal/* (as for a path that does not exist). Unset: served on every listener, as before.
+ * Internal endpoints (the API's /metrics and /internal/*, the standby's /internal/v1/mode) can live on a
+ * listener of their own, which no Ingress routes and a NetworkPolicy opens to the operator and standby
+ * only. Both services mark the requests that arrive through that listener, so their routes can answer
+ * 404 to the same paths on the public one.
  */
-const INTERNAL = Symbol('gatehouse.standby.internal-listener');
+const INTERNAL = Symbol('gatehouse.internal-listener');
 type Marked = IncomingMessage & { [INTERNAL]?: true };
 
 /** Wraps a listener's callback: what arrives through it is internal. */
@@ -18,4 +19,5 @@ export function internalListener(
   };
 }
 
+/** Whether `req` came through a listener wrapped by `internalListener`. */
 export const isInternalRequest = (req: IncomingMessage) => (req as Marked)[INTERNAL] === true;
