@@ -1,13 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
 import { DEMO_USER } from '../../../api/src/demo/login.ts';
 import { freePort } from '../../../api/test/failover/processes.ts';
+import { openJson } from '../../../core/src/sealed.ts';
+import { offlineKeysFor, type StandbyKeyEntry } from '../../../core/src/standby-keys.ts';
+import { TokenKeys } from '../../../core/src/tokens/index.ts';
 import { Child, waitUntilReady } from '../../../loadtest/stack/processes.ts';
 import { chromiumAvailable, launchChromium } from './browser.ts';
+import { dragLikeAHuman } from './helpers.ts';
 
 /*
  * Issue 12 item 5: the continuity drill in real Chromium, with the processes separate as deployed: the main
@@ -16,9 +21,12 @@ import { chromiumAvailable, launchChromium } from './browser.ts';
  * one page left open across the restart signs in after it. A co_ token is never shown as verified (the box
  * must say `unverified` whenever the field holds one). Prints the counts.
  *
- * Not reproduced as such: "a page that had shown an image challenge before". The drill's app is in test
- * mode (the standby serves it a one-hash proof-of-work, no slide a script could not solve), so that row is
- * run as a page that already loaded the widget's files before the outage and verifies again during it.
+ * The drill's app is in test mode (the standby serves it a one-hash proof-of-work), so the row "a page
+ * that had shown an image challenge before" runs on a second app, not in test mode and pinned to the slide,
+ * behind its own demo process: the page solves the main API's slide before the outage, then the standby's
+ * slide (and its full proof-of-work, from the standby's widget mirror) during it. The slide answers come
+ * from opening the sealed challenges with the keys the test holds (the API's token key, the standby's
+ * snapshot): test-only knowledge standing in for a person's eyes; the drag itself is a human-like one.
  */
 const run = chromiumAvailable();
 
@@ -46,9 +54,13 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
   let bypassUrl: string;
   let fallbackUrl: string;
   let demoUrl: string;
+  let slideDemoUrl: string;
+  const tokenKey = randomBytes(32);
   let api: Child;
   let standby: Child;
   let demo: Child;
+  let slideDemo: Child;
+  let slideAppKey: string;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
   /** Pages whose box said "done" while their field held a co_ token. */
@@ -62,18 +74,21 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
     ((await (await fetch(`${bypassUrl}/status`)).json()) as { serving: boolean }).serving;
 
   beforeAll(async () => {
-    const [apiPort, bypassPort, fallbackPort, demoPort] = await Promise.all(
-      [1, 2, 3, 4].map(() => freePort()),
-    );
+    const [apiPort, bypassPort, fallbackPort, demoPort, slideDemoPort] = (await Promise.all(
+      [1, 2, 3, 4, 5].map(() => freePort()),
+    )) as [number, number, number, number, number];
     mainUrl = `http://127.0.0.1:${apiPort}`;
     bypassUrl = `http://127.0.0.1:${bypassPort}`;
     fallbackUrl = `http://127.0.0.1:${fallbackPort}`;
     demoUrl = `http://127.0.0.1:${demoPort}`;
+    slideDemoUrl = `http://127.0.0.1:${slideDemoPort}`;
     apiEnv = {
       HOST: '127.0.0.1',
       PORT: String(apiPort),
       DATA_DIR: join(dataDir, 'api'),
       GATEHOUSE_ADMIN_TOKEN: adminToken,
+      // Known to the test, so it can read the main API's slide answers.
+      GATEHOUSE_TOKEN_KEY: tokenKey.toString('base64'),
       STANDBY_SYNC_TOKEN: syncToken,
       STANDBY_BYPASS_URLS: bypassUrl,
       STANDBY_FALLBACK_URLS: fallbackUrl,
@@ -92,28 +107,44 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
     await startApi();
     // The widget is built on the API's first request for it (once per process).
     expect((await fetch(`${mainUrl}/widget/gatehouse.js`)).status).toBe(200);
-    const created = await fetch(`${mainUrl}/admin/v1/apps`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'browser-drill',
-        test_mode: true,
-        risk_policy: { rate_limit: { ip_per_minute: 1_000_000, high_risk_ip_per_minute: 1_000_000 } },
-      }),
+    const createApp = async (name: string, settings: Record<string, unknown>) => {
+      const created = await fetch(`${mainUrl}/admin/v1/apps`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name, ...settings }),
+      });
+      const body = (await created.json()) as { data: { app_key: string; app_secret: string } };
+      expect(created.status, JSON.stringify(body)).toBe(201);
+      return body.data;
+    };
+    const startDemo = async (name: string, port: number, app: { app_key: string; app_secret: string }) => {
+      const child = new Child(name, 'api/src/demo/main.ts', {
+        DEMO_PORT: String(port),
+        DEMO_API_URL: mainUrl,
+        DEMO_APP_KEY: app.app_key,
+        DEMO_APP_SECRET: app.app_secret,
+        DEMO_STANDBY_URLS: bypassUrl,
+        DEMO_BACKUP_URLS: fallbackUrl,
+      });
+      await waitUntilReady(child, `http://127.0.0.1:${port}/healthz`, 60_000);
+      return child;
+    };
+    const rateLimit = { ip_per_minute: 1_000_000, high_risk_ip_per_minute: 1_000_000 };
+    const drillApp = await createApp('browser-drill', {
+      test_mode: true,
+      risk_policy: { rate_limit: rateLimit },
     });
-    const body = (await created.json()) as { data: { app_key: string; app_secret: string } };
-    expect(created.status, JSON.stringify(body)).toBe(201);
-    demo = new Child('demo', 'api/src/demo/main.ts', {
-      DEMO_PORT: String(demoPort),
-      DEMO_API_URL: mainUrl,
-      DEMO_APP_KEY: body.data.app_key,
-      DEMO_APP_SECRET: body.data.app_secret,
-      DEMO_STANDBY_URLS: bypassUrl,
-      DEMO_BACKUP_URLS: fallbackUrl,
+    const slideApp = await createApp('browser-drill-slide', {
+      test_mode: false,
+      risk_policy: { rate_limit: rateLimit, invisible_below: 0, image_below: 101, image_kinds: ['slide'] },
     });
-    await waitUntilReady(demo, `${demoUrl}/healthz`, 60_000);
+    slideAppKey = slideApp.app_key;
+    [demo, slideDemo] = await Promise.all([
+      startDemo('demo', demoPort, drillApp),
+      startDemo('demo (slide app)', slideDemoPort, slideApp),
+    ]);
     // The standby holds the app and the widget's files before the outage.
-    await waitUntilReady(standby, `${bypassUrl}/status`, 60_000, (s) => s.snapshot.apps >= 1);
+    await waitUntilReady(standby, `${bypassUrl}/status`, 60_000, (s) => s.snapshot.apps >= 2);
     await until(
       'the standby to copy the widget',
       async () => (await fetch(`${bypassUrl}/widget/gatehouse.js`)).ok,
@@ -125,7 +156,7 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => {});
     await browser?.close();
-    await Promise.all([demo?.stop(), standby?.stop(), api?.stop()]);
+    await Promise.all([demo?.stop(), slideDemo?.stop(), standby?.stop(), api?.stop()]);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -159,6 +190,55 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
     );
   }
 
+  /** The slide app's id and the standby's challenge keys, from the snapshot the standby keeps on disk. */
+  function standbySnapshot() {
+    const snapshot = JSON.parse(readFileSync(join(dataDir, 'standby', 'snapshot.json'), 'utf8')) as {
+      offline_keys: StandbyKeyEntry[];
+      apps: { id: string; app_key: string }[];
+    };
+    const app = snapshot.apps.find((a) => a.app_key === slideAppKey);
+    if (!app) throw new Error('drill: the slide app is not in the standby snapshot');
+    const keys = snapshot.offline_keys
+      .filter((k) => k.status !== 'revoked')
+      .map((k) => offlineKeysFor(k).challenge);
+    return { appId: app.id, keys };
+  }
+
+  /** The slide answer sealed in an init answer, from the main API or from the standby. */
+  function slideAnswer(init: { challenge: string }, from: 'main' | 'standby'): number {
+    const { appId, keys } = standbySnapshot();
+    if (from === 'main') {
+      const sealed = openChallenge(new TokenKeys(tokenKey), appId, init.challenge);
+      if (sealed?.img?.kind !== 'slide') throw new Error('drill: no slide in the main API challenge');
+      return (sealed.img.answer as { x: number }).x;
+    }
+    for (const key of keys) {
+      const opened = openJson(key, init.challenge, appId) as { img?: { x: number } } | null;
+      if (opened?.img) return opened.img.x;
+    }
+    throw new Error('drill: no slide in the standby challenge');
+  }
+
+  /** Waits for the next challenge init from `host`, then drags the slide there like a person would. */
+  async function solveSlide(
+    page: Page,
+    host: string,
+    from: 'main' | 'standby',
+    start: () => Promise<unknown>,
+  ) {
+    const init = page.waitForResponse(
+      (r) => r.url().startsWith(host) && r.url().endsWith('/v1/challenge/init') && r.status() === 200,
+      { timeout: 45_000 },
+    );
+    await start();
+    const body = (await (await init).json()) as { data: { challenge: string; image?: { kind: string } } };
+    expect(body.data.image?.kind).toBe('slide');
+    const handle = page.locator('.handle');
+    await handle.waitFor({ state: 'visible', timeout: 30_000 });
+    const stage = await page.locator('.stage').boundingBox();
+    await dragLikeAHuman(page, handle, slideAnswer(body.data, from), (stage?.width ?? 300) / 300);
+  }
+
   /** Signs in on the demo with whatever token the field holds; the outcome the demo shows. */
   async function signIn(page: Page): Promise<string> {
     await widget(page);
@@ -182,12 +262,20 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
     const invisibleDone = await visitor(); // invisible tier done earlier, new verification during the outage
     await invisibleDone.goto(`${demoUrl}/login`);
     await token(invisibleDone, /^pt_/);
-    const filesLoaded = await visitor(); // the widget's files loaded earlier (stands in for the image row)
+    const filesLoaded = await visitor(); // the widget's files loaded earlier
     await filesLoaded.goto(`${demoUrl}/login`);
     await token(filesLoaded, /^pt_/);
     const ptBefore = await visitor(); // pt_ issued before the outage, submitted during it
     await ptBefore.goto(`${demoUrl}/login`);
     await token(ptBefore, /^pt_/);
+    const imageShown = await visitor(); // shown (and solved) the main API's slide before the outage
+    const workers: string[] = [];
+    imageShown.on('response', (r) => {
+      if (r.url().includes('/gatehouse-pow.')) workers.push(`${r.status()} ${r.url()}`);
+    });
+    await solveSlide(imageShown, mainUrl, 'main', () => imageShown.goto(`${slideDemoUrl}/login`));
+    await token(imageShown, /^pt_/);
+    const workersBefore = workers.length;
 
     // The outage: SIGKILL, as a crash.
     await api.stop('SIGKILL');
@@ -221,6 +309,22 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
       await token(filesLoaded, /^offline_/);
       return signIn(filesLoaded);
     });
+    await attempt(
+      'page that had shown an image challenge before; new verification during the outage',
+      async () => {
+        await solveSlide(imageShown, bypassUrl, 'standby', () =>
+          imageShown.evaluate(() => {
+            void window.Gatehouse.reverify('#gatehouse');
+          }),
+        );
+        await token(imageShown, /^offline_/);
+        // The proof-of-work worker this page ran during the outage came from the standby's widget mirror.
+        const during = workers.slice(workersBefore);
+        if (!during.some((w) => w.startsWith(`200 ${bypassUrl}/widget/`)))
+          throw new Error(`no proof-of-work worker from the standby: ${JSON.stringify(workers)}`);
+        return signIn(imageShown);
+      },
+    );
     await attempt('pt_ issued before the outage, submitted during it', () => signIn(ptBefore));
     const acrossRecovery = await visitor();
     await attempt('page opened during the outage, left open across the recovery (opened)', async () => {
