@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -33,70 +33,27 @@ export function formPage(body: string, head = ''): string {
 ${body}<button id="go" type="submit">Log in</button></form></body></html>`;
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html' };
+/** Answers a request it knows (true), or leaves it to the site's pages (false). */
+export type SiteRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
-export async function startPageServer(options: PageServerOptions): Promise<PageServer> {
+/**
+ * A site for browser tests on 127.0.0.1 (a free port): `route` first, then the pages set with `page()`
+ * (as `pageType`, never cached), anything else 404; an error thrown while answering is a 500.
+ */
+export async function startTestSite(route: SiteRoute, pageType: string): Promise<PageServer> {
   const pages = new Map<string, string>();
   const server: Server = createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      if (url.pathname.startsWith('/widget/')) {
-        const file = url.pathname.slice('/widget/'.length);
-        if (!/^[\w.-]+\.js$/.test(file)) throw new Error('bad file');
-        res.writeHead(200, { 'content-type': TYPES['.js'] as string, 'cache-control': 'no-store' });
-        res.end(readFileSync(join(options.widgetDir, file)));
-      } else if (url.pathname.startsWith('/v1/')) {
-        // The widget's default API server is this origin: forward to the API as a reverse proxy would.
-        const headers: Record<string, string> = {};
-        for (const name of [
-          'content-type',
-          'user-agent',
-          'accept-language',
-          'sec-ch-ua',
-          'sec-ch-ua-mobile',
-          'sec-ch-ua-platform',
-          'referer',
-        ]) {
-          const value = req.headers[name];
-          if (typeof value === 'string') headers[name] = value;
-        }
-        const body = req.method === 'POST' ? await readBody(req) : undefined;
-        const answer = await fetch(options.apiUrl + url.pathname, {
-          method: req.method,
-          headers,
-          ...(body ? { body: new Uint8Array(body) } : {}),
-        });
-        res.writeHead(answer.status, {
-          'content-type': answer.headers.get('content-type') ?? 'application/json',
-        });
-        res.end(Buffer.from(await answer.arrayBuffer()));
-      } else if (url.pathname === '/backend/server-token') {
-        // The integrator's backend: issues a server token with the app secret (never sent to the browser).
-        const appKey = url.searchParams.get('app') ?? '';
-        const answer = await fetch(`${options.apiUrl}/v1/server/challenge/issue`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/x-www-form-urlencoded',
-            'x-app-key': appKey,
-            'x-app-secret': options.secrets.get(appKey) ?? '',
-          },
-          body: new URLSearchParams({ action: url.searchParams.get('action') ?? 'login' }).toString(),
-        });
-        res.writeHead(answer.status, { 'content-type': 'application/json' });
-        res.end(await answer.text());
-      } else if (url.pathname === '/submit') {
-        // Echoes the posted form, so a test sees what the integrator's backend would receive.
-        const form = Object.fromEntries(new URLSearchParams((await readBody(req)).toString()));
-        res.writeHead(200, { 'content-type': 'text/html' });
-        res.end(`<!doctype html><pre id="posted">${JSON.stringify(form)}</pre>`);
-      } else if (pages.has(url.pathname)) {
-        res.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' });
+      if (await route(req, res, url)) return;
+      if (pages.has(url.pathname)) {
+        res.writeHead(200, { 'content-type': pageType, 'cache-control': 'no-store' });
         res.end(pages.get(url.pathname));
       } else {
         res.writeHead(404).end('not found');
@@ -119,4 +76,64 @@ export async function startPageServer(options: PageServerOptions): Promise<PageS
         server.close(() => resolve());
       }),
   };
+}
+
+const TYPES: Record<string, string> = { '.js': 'text/javascript', '.html': 'text/html' };
+
+export async function startPageServer(options: PageServerOptions): Promise<PageServer> {
+  return startTestSite(async (req, res, url) => {
+    if (url.pathname.startsWith('/widget/')) {
+      const file = url.pathname.slice('/widget/'.length);
+      if (!/^[\w.-]+\.js$/.test(file)) throw new Error('bad file');
+      res.writeHead(200, { 'content-type': TYPES['.js'] as string, 'cache-control': 'no-store' });
+      res.end(readFileSync(join(options.widgetDir, file)));
+    } else if (url.pathname.startsWith('/v1/')) {
+      // The widget's default API server is this origin: forward to the API as a reverse proxy would.
+      const headers: Record<string, string> = {};
+      for (const name of [
+        'content-type',
+        'user-agent',
+        'accept-language',
+        'sec-ch-ua',
+        'sec-ch-ua-mobile',
+        'sec-ch-ua-platform',
+        'referer',
+      ]) {
+        const value = req.headers[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      const body = req.method === 'POST' ? await readBody(req) : undefined;
+      const answer = await fetch(options.apiUrl + url.pathname, {
+        method: req.method,
+        headers,
+        ...(body ? { body: new Uint8Array(body) } : {}),
+      });
+      res.writeHead(answer.status, {
+        'content-type': answer.headers.get('content-type') ?? 'application/json',
+      });
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    } else if (url.pathname === '/backend/server-token') {
+      // The integrator's backend: issues a server token with the app secret (never sent to the browser).
+      const appKey = url.searchParams.get('app') ?? '';
+      const answer = await fetch(`${options.apiUrl}/v1/server/challenge/issue`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-app-key': appKey,
+          'x-app-secret': options.secrets.get(appKey) ?? '',
+        },
+        body: new URLSearchParams({ action: url.searchParams.get('action') ?? 'login' }).toString(),
+      });
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(await answer.text());
+    } else if (url.pathname === '/submit') {
+      // Echoes the posted form, so a test sees what the integrator's backend would receive.
+      const form = Object.fromEntries(new URLSearchParams((await readBody(req)).toString()));
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><pre id="posted">${JSON.stringify(form)}</pre>`);
+    } else {
+      return false;
+    }
+    return true;
+  }, 'text/html');
 }

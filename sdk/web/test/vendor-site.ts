@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type PageServer, readBody, startTestSite } from './page-server.ts';
 
 /*
  * An integrator's site written against a verification vendor's public documentation, not against
@@ -82,59 +81,26 @@ async function hcaptchaBackend(form: URLSearchParams, ip: string, config: Siteve
 
 const BACKENDS = { turnstile: turnstileBackend, recaptcha: recaptchaBackend, hcaptcha: hcaptchaBackend };
 
-export interface VendorSite {
-  url: string;
-  /** Serves `html` at `path`; returns its full URL. */
-  page(path: string, html: string): string;
-  close(): Promise<void>;
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
+export type VendorSite = PageServer;
 
 /**
  * The site: `GET <path>` serves a page, `POST /submit` (a form post, or `fetch` with a form-encoded body)
  * runs the vendor's backend check and answers `<pre id="verdict">{json}</pre>`.
  */
 export async function startVendorSite(vendor: Vendor, config: SiteverifyConfig): Promise<VendorSite> {
-  const pages = new Map<string, string>();
-  const server: Server = createServer(async (req, res) => {
-    try {
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      if (req.method === 'POST' && url.pathname === '/submit') {
-        const form = new URLSearchParams(await readBody(req));
-        const ip = req.socket.remoteAddress ?? '';
-        const { status, outcome } = await BACKENDS[vendor](form, ip, config);
-        const verdict: BackendVerdict = { outcome, status, posted: [...form.keys()] };
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(`<!doctype html><pre id="verdict">${JSON.stringify(verdict).replace(/</g, '\\u003c')}</pre>`);
-      } else if (url.pathname === '/favicon.ico') {
-        res.writeHead(204).end();
-      } else if (pages.has(url.pathname)) {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-        res.end(pages.get(url.pathname));
-      } else {
-        res.writeHead(404).end('not found');
-      }
-    } catch (error) {
-      res.writeHead(500).end(String(error));
+  return startTestSite(async (req, res, url) => {
+    if (req.method === 'POST' && url.pathname === '/submit') {
+      const form = new URLSearchParams((await readBody(req)).toString('utf8'));
+      const ip = req.socket.remoteAddress ?? '';
+      const { status, outcome } = await BACKENDS[vendor](form, ip, config);
+      const verdict: BackendVerdict = { outcome, status, posted: [...form.keys()] };
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><pre id="verdict">${JSON.stringify(verdict).replace(/</g, '\\u003c')}</pre>`);
+    } else if (url.pathname === '/favicon.ico') {
+      res.writeHead(204).end();
+    } else {
+      return false;
     }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    page(path, html) {
-      pages.set(path, html);
-      return url + path;
-    },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+    return true;
+  }, 'text/html; charset=utf-8');
 }
