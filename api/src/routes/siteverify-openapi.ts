@@ -54,11 +54,10 @@ function answer(vendor: Vendor) {
   };
 }
 
-const fields = {
-  description:
-    'secret (the app secret), response (the token), and optionally remoteip, idempotency_key, sitekey (hCaptcha): docs/protocol.md.',
-  schema: {},
-};
+// A media type object has no `description` in OpenAPI 3.1: the fields are described on the request body.
+const FIELDS_DESCRIPTION =
+  'secret (the app secret), response (the token), and optionally remoteip, idempotency_key, sitekey (hCaptcha): docs/protocol.md.';
+const fields = { schema: {} };
 
 /** The three paths, for `paths` of the document; `bodyErrors` are the envelope answers of the body parser. */
 export function siteverifyPaths(bodyErrors: Record<string, object>): Record<string, object> {
@@ -72,6 +71,7 @@ export function siteverifyPaths(bodyErrors: Record<string, object>): Record<stri
         summary: `Siteverify-compatible with ${TITLES[vendor]}: the vendor's request and answer, Gatehouse's validation.`,
         // Not required either: a missing body is answered in-band (`missing-input-secret`), as the vendors do.
         requestBody: {
+          description: FIELDS_DESCRIPTION,
           required: false,
           content: {
             'application/x-www-form-urlencoded': fields,
