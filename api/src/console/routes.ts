@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { GatehouseError } from '@gatehouse/core/errors';
 import type Router from '@koa/router';
-import { sendPage } from '../routes/pages.ts';
+import { type MemoryFile, memoryFile, sendMemoryFile, sendPage } from '../routes/pages.ts';
 
 /**
  * GET /console: the web console, a single page (Preact + htm, uPlot charts) bundled by esbuild from
@@ -15,20 +14,8 @@ import { sendPage } from '../routes/pages.ts';
 const require = createRequire(import.meta.url);
 const UI = join(import.meta.dirname, 'ui');
 
-interface Asset {
-  body: Buffer;
-  type: string;
-  etag: string;
-}
-
-const asset = (body: Buffer | string, type: string): Asset => {
-  const buffer = Buffer.from(body);
-  return {
-    body: buffer,
-    type,
-    etag: `"${createHash('sha256').update(buffer).digest('base64url').slice(0, 22)}"`,
-  };
-};
+type Asset = MemoryFile;
+const asset = memoryFile;
 
 let built: Promise<Map<string, Asset>> | undefined;
 
@@ -84,14 +71,6 @@ export function consoleRoutes(router: Router): void {
   router.get('/console/assets/:file', async function consoleAsset(ctx) {
     const file = (await consoleAssets()).get(ctx.params.file ?? '');
     if (!file) throw new GatehouseError('not_found');
-    ctx.set('ETag', file.etag);
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    if (ctx.get('If-None-Match') === file.etag) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = file.type;
-    ctx.body = file.body;
+    sendMemoryFile(ctx, file, 'no-cache');
   });
 }

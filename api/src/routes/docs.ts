@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { GatehouseError } from '@gatehouse/core/errors';
 import type Router from '@koa/router';
-import { sendPage } from './pages.ts';
+import { type MemoryFile, memoryFile, sendMemoryFile, sendPage } from './pages.ts';
 
 /**
  * GET /docs: the API reference, Swagger UI (swagger-ui-dist, from node_modules: no network at run time)
@@ -50,7 +49,7 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const loaded = new Map<string, { body: Buffer; etag: string; type: string }>();
+const loaded = new Map<string, MemoryFile>();
 
 export function docsRoutes(router: Router): void {
   router.get('/docs', function docs(ctx) {
@@ -63,22 +62,9 @@ export function docsRoutes(router: Router): void {
     if (!asset) throw new GatehouseError('not_found');
     let file = loaded.get(name);
     if (!file) {
-      const body = asset.load();
-      file = {
-        body,
-        type: asset.type,
-        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-      };
+      file = memoryFile(asset.load(), asset.type);
       loaded.set(name, file);
     }
-    ctx.set('ETag', file.etag);
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    if (ctx.get('If-None-Match') === file.etag) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = file.type;
-    ctx.body = file.body;
+    sendMemoryFile(ctx, file, 'public, max-age=3600');
   });
 }

@@ -43,6 +43,37 @@ export function sendPage(ctx: Context, html: string, policy: PagePolicy = {}): v
   ctx.body = html;
 }
 
+/** A file the API holds in memory and serves as it is (console and API reference assets). */
+export interface MemoryFile {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+/** A strong ETag from the content, the same for every process serving the same bytes. */
+export function contentEtag(body: Buffer): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+}
+
+/** A file held in memory, with its content's ETag. */
+export function memoryFile(body: Buffer | string, type: string): MemoryFile {
+  const buffer = Buffer.from(body);
+  return { body: buffer, type, etag: contentEtag(buffer) };
+}
+
+/** Answers a file held in memory, or 304 when the client already holds this version. */
+export function sendMemoryFile(ctx: Context, file: MemoryFile, cacheControl: string): void {
+  ctx.set('ETag', file.etag);
+  ctx.set('Cache-Control', cacheControl);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  if (ctx.get('If-None-Match') === file.etag) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = file.type;
+  ctx.body = file.body;
+}
+
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

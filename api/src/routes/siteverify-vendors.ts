@@ -33,32 +33,23 @@ export type Problem =
   | 'internal-error';
 
 /** Vendor error codes; reCAPTCHA and Turnstile fold used and expired into `timeout-or-duplicate`. */
+const TURNSTILE_CODES: Record<Problem, string> = {
+  'missing-secret': 'missing-input-secret',
+  'invalid-secret': 'invalid-input-secret',
+  'missing-response': 'missing-input-response',
+  'invalid-response': 'invalid-input-response',
+  'already-used': 'timeout-or-duplicate',
+  expired: 'timeout-or-duplicate',
+  'bad-request': 'bad-request',
+  'invalid-remoteip': 'bad-request',
+  'sitekey-mismatch': 'invalid-input-secret',
+  'internal-error': 'internal-error',
+};
+
 const CODES: Record<Vendor, Record<Problem, string>> = {
-  turnstile: {
-    'missing-secret': 'missing-input-secret',
-    'invalid-secret': 'invalid-input-secret',
-    'missing-response': 'missing-input-response',
-    'invalid-response': 'invalid-input-response',
-    'already-used': 'timeout-or-duplicate',
-    expired: 'timeout-or-duplicate',
-    'bad-request': 'bad-request',
-    'invalid-remoteip': 'bad-request',
-    'sitekey-mismatch': 'invalid-input-secret',
-    'internal-error': 'internal-error',
-  },
-  recaptcha: {
-    'missing-secret': 'missing-input-secret',
-    'invalid-secret': 'invalid-input-secret',
-    'missing-response': 'missing-input-response',
-    'invalid-response': 'invalid-input-response',
-    'already-used': 'timeout-or-duplicate',
-    expired: 'timeout-or-duplicate',
-    'bad-request': 'bad-request',
-    'invalid-remoteip': 'bad-request',
-    'sitekey-mismatch': 'invalid-input-secret',
-    // reCAPTCHA documents no code for its own failure; bad-request is the closest it has.
-    'internal-error': 'bad-request',
-  },
+  turnstile: TURNSTILE_CODES,
+  // reCAPTCHA documents no code for its own failure; bad-request is the closest it has.
+  recaptcha: { ...TURNSTILE_CODES, 'internal-error': 'bad-request' },
   hcaptcha: {
     'missing-secret': 'missing-input-secret',
     'invalid-secret': 'invalid-input-secret',

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -9,6 +8,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { Deps } from '../deps.ts';
+import { contentEtag } from './pages.ts';
 
 /**
  * GET /widget/:file serves the web widget (`sdk/web`'s build output): `gatehouse.js`, the loader pages
@@ -67,7 +67,7 @@ export function served(body: Buffer, path?: string): Served {
   };
   return {
     body,
-    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    etag: contentEtag(body),
     br:
       read('.br', brotliDecompressSync) ??
       brotliCompressSync(body, {
