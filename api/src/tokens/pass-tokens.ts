@@ -4,7 +4,8 @@ import { type App, passTokens } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
 import { applyClientIpPolicy, type IpComparison } from '@gatehouse/core/ip';
 import type { CaptchaArgs, TokenKeys } from '@gatehouse/core/tokens';
-import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
+import { passTokenClaims } from './pass-token-claims.ts';
 
 export interface MintPassToken {
   app: Pick<App, 'id' | 'passTokenTtl'>;
@@ -33,50 +34,6 @@ export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPa
     expiresAt,
   });
   return keys.sealPass({ id, app: input.app.id, exp: Math.floor(expiresAt.getTime() / 1000) });
-}
-
-/**
- * The hot path's one statement, prepared once per database: building the query through drizzle on every
- * validation cost more CPU than the database spent running it (docs/benchmarks.md). It claims the token and
- * reads its row in one round trip, a used token included: the CTE's UPDATE claims it when unconsumed, and
- * the outer SELECT (one primary-key lookup) returns the row as it was before the statement with `fresh`
- * telling whether this call claimed it. A replay so costs the database the same as a fresh validation, not
- * an UPDATE and then a second SELECT.
- */
-const consumeStatements = new WeakMap<Database, ReturnType<typeof prepareConsume>>();
-
-function prepareConsume(db: Database) {
-  const claimed = db.$with('claimed').as(
-    db
-      .update(passTokens)
-      .set({ consumedAt: sql`now()`, idempotencyKey: sql`${sql.placeholder('key')}` })
-      .where(
-        and(
-          eq(passTokens.id, sql.placeholder('id')),
-          eq(passTokens.appId, sql.placeholder('app')),
-          isNull(passTokens.consumedAt),
-        ),
-      )
-      .returning({ id: passTokens.id }),
-  );
-  return db
-    .with(claimed)
-    .select({
-      ...getTableColumns(passTokens),
-      fresh: sql<boolean>`exists (select 1 from ${claimed})`.mapWith(Boolean),
-    })
-    .from(passTokens)
-    .where(eq(passTokens.id, sql.placeholder('id')))
-    .prepare('gatehouse_consume_pass_token');
-}
-
-function consumeStatement(db: Database) {
-  let statement = consumeStatements.get(db);
-  if (!statement) {
-    statement = prepareConsume(db);
-    consumeStatements.set(db, statement);
-  }
-  return statement;
 }
 
 export interface PassVerdict {
@@ -112,8 +69,9 @@ export interface ValidateOptions {
  * Validates a `pt_` token for `app`: 1. MAC and shape (no database touched for a forgery), 2. the token
  * belongs to this app, 3. lifetime, 4. atomic consumption in one prepared statement (a conditional UPDATE:
  * of any number of concurrent validations exactly one wins; the row read back in the same round trip, so a
- * replay costs one statement too), 5. idempotent retries, 6. the client IP policy (a mismatch under
- * `reject` throws the `client_ip_mismatch` verdict; the token is spent all the same).
+ * replay costs the same as a fresh validation), 5. idempotent retries, 6. the client IP policy (a mismatch under
+ * `reject` throws the `client_ip_mismatch` verdict; the token is spent all the same). Step 4 goes through
+ * the database's claim batcher (pass-token-claims.ts): one statement for the validations of an event-loop turn.
  */
 export async function validatePassToken(
   db: Database,
@@ -132,11 +90,7 @@ export async function validatePassToken(
     if (!row || row.appId !== app.id) throw new GatehouseError('token_not_found');
     if (row.consumedAt) throw new GatehouseError('token_already_used');
   } else {
-    const [found] = await consumeStatement(db).execute({
-      id: payload.id,
-      app: app.id,
-      key: options.idempotencyKey ?? null,
-    });
+    const found = await passTokenClaims(db).claim(payload.id, app.id, options.idempotencyKey ?? null);
     if (!found || found.appId !== app.id) throw new GatehouseError('token_not_found');
     row = found;
     if (!found.fresh) {

@@ -1,0 +1,140 @@
+import type { Database } from '@gatehouse/core/db';
+import { passTokens } from '@gatehouse/core/db/schema';
+import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
+
+/** A pass token's row as the claim read it (before the statement), and whether this claim consumed it. */
+export type ClaimedRow = typeof passTokens.$inferSelect & { fresh: boolean };
+
+/** At most this many claims in one statement; the rest go in the next one. */
+const MAX_BATCH = 256;
+
+/**
+ * The claim of many tokens in one statement, prepared once per database. The CTE's UPDATE claims every
+ * unconsumed token of the batch whose app matches; the outer SELECT reads each row as it was before the
+ * statement, with `fresh` saying whether this statement claimed it. A replay so costs what a fresh
+ * validation costs, and a batch of n validations costs one round trip, one parse and one plan instead of n.
+ */
+function prepareClaim(db: Database) {
+  const input = db.$with('claim_input').as(
+    db
+      .select({
+        claimId: sql<string>`i.id`.as('claim_id'),
+        claimApp: sql<string>`i.app`.as('claim_app'),
+        claimKey: sql<string | null>`i.key`.as('claim_key'),
+      })
+      .from(sql`jsonb_to_recordset(${sql.placeholder('items')}::jsonb) as i(id text, app text, key text)`),
+  );
+  const claimed = db.$with('claimed').as(
+    db
+      .update(passTokens)
+      .set({ consumedAt: sql`now()`, idempotencyKey: sql`${input.claimKey}` })
+      .from(input)
+      .where(
+        and(
+          eq(passTokens.id, input.claimId),
+          eq(passTokens.appId, input.claimApp),
+          isNull(passTokens.consumedAt),
+        ),
+      )
+      .returning({ claimedId: sql<string>`${passTokens.id}`.as('claimed_id') }),
+  );
+  return db
+    .with(input, claimed)
+    .select({
+      ...getTableColumns(passTokens),
+      fresh: sql<boolean>`${passTokens.id} in (select ${claimed.claimedId} from ${claimed})`.mapWith(Boolean),
+    })
+    .from(passTokens)
+    .where(sql`${passTokens.id} in (select ${input.claimId} from ${input})`)
+    .prepare('gatehouse_claim_pass_tokens');
+}
+
+interface Claim {
+  id: string;
+  app: string;
+  key: string | null;
+  resolve: (row: ClaimedRow | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Coalesces the validations that arrive in the same event-loop turn into one claiming statement (issue 14:
+ * a statement per validation cost the driver and PostgreSQL more than the rest of the request). Claims are
+ * queued, and one `setImmediate` later every queued claim goes in one statement. Single use holds as with
+ * one statement per token: a row is claimed by whichever statement's conditional UPDATE reaches it first
+ * (PostgreSQL re-checks `consumed_at is null` after waiting for a concurrent one), and the same token twice
+ * in one batch never happens: the second waits for the statement that carries the first, then sees it
+ * consumed (a replay, or the same-key retry).
+ */
+export class PassTokenClaims {
+  readonly #statement: ReturnType<typeof prepareClaim>;
+  #queue: Claim[] = [];
+  #scheduled = false;
+
+  constructor(db: Database) {
+    this.#statement = prepareClaim(db);
+  }
+
+  /** Claims token `id` of `app`; its row as it was before (undefined when none), and whether it was claimed. */
+  claim(id: string, app: string, key: string | null): Promise<ClaimedRow | undefined> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ id, app, key, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush();
+    });
+  }
+
+  #flush(): void {
+    const batch: Claim[] = [];
+    const ids = new Set<string>();
+    const held: Claim[] = [];
+    for (const claim of this.#queue) {
+      if (ids.has(claim.id) || batch.length >= MAX_BATCH) held.push(claim);
+      else {
+        ids.add(claim.id);
+        batch.push(claim);
+      }
+    }
+    this.#queue = [];
+    if (batch.length === 0) return;
+    const items = JSON.stringify(batch.map(({ id, app, key }) => ({ id, app, key })));
+    this.#statement
+      .execute({ items })
+      .then(
+        (rows) => {
+          const byId = new Map<string, ClaimedRow>();
+          for (const row of rows) byId.set(row.id, row);
+          for (const claim of batch) claim.resolve(byId.get(claim.id));
+        },
+        (error: unknown) => {
+          for (const claim of batch) claim.reject(error);
+        },
+      )
+      .finally(() => {
+        // Held claims (a token already in this statement, or past the batch size) go after it.
+        if (held.length === 0) return;
+        this.#queue.unshift(...held);
+        this.#schedule();
+      });
+  }
+}
+
+const claimsByDatabase = new WeakMap<Database, PassTokenClaims>();
+
+/** The database's claim batcher, made (and its statement prepared) on first use. */
+export function passTokenClaims(db: Database): PassTokenClaims {
+  let claims = claimsByDatabase.get(db);
+  if (!claims) {
+    claims = new PassTokenClaims(db);
+    claimsByDatabase.set(db, claims);
+  }
+  return claims;
+}

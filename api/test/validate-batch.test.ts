@@ -1,0 +1,113 @@
+import { GatehouseError } from '@gatehouse/core/errors';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
+import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+
+const run = await databaseAvailable();
+
+/**
+ * Validations arriving in the same event-loop turn share one claiming statement (issue 14). Single use must
+ * hold inside a batch as across batches: the same token twice in one turn, replays beside fresh tokens, a
+ * same-key retry and a token presented for another app, all started before any of them is answered.
+ */
+describe.runIf(run)('validations claimed in batches', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api?.close());
+
+  async function mint(appId: string, count: number) {
+    const app = (await api.runtime.apps.findById(appId))!;
+    const tokens = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        mintPassToken(api.runtime.db, api.runtime.keys, {
+          app,
+          challengeId: `ch_batch_${i}`,
+          action: 'login',
+          captchaArgs: {
+            platform: 'web',
+            user_ip: '203.0.113.7',
+            referer: null,
+            pkg: null,
+            solved_at: 0,
+            risk_score: 0,
+          },
+        }),
+      ),
+    );
+    return { app, tokens };
+  }
+
+  async function verdict(promise: Promise<unknown>): Promise<string> {
+    try {
+      await promise;
+      return 'valid';
+    } catch (error) {
+      if (error instanceof GatehouseError) return error.code;
+      throw error;
+    }
+  }
+
+  function tally(verdicts: string[]): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const v of verdicts) counts[v] = (counts[v] ?? 0) + 1;
+    return counts;
+  }
+
+  it('one token validated 50 times in one turn: exactly one valid verdict', async () => {
+    const { appId } = await api.createApp({ name: 'batch-same' });
+    const { app, tokens } = await mint(appId, 1);
+    const verdicts = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[0]!)),
+      ),
+    );
+    expect(tally(verdicts)).toEqual({ valid: 1, token_already_used: 49 });
+  });
+
+  it('300 fresh tokens (more than one statement holds) each sent twice in one turn: each valid once', async () => {
+    const { appId } = await api.createApp({ name: 'batch-many' });
+    const { app, tokens } = await mint(appId, 300);
+    const sent = [...tokens, ...tokens.toReversed()];
+    const verdicts = await Promise.all(
+      sent.map((token) => verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, token))),
+    );
+    expect(tally(verdicts)).toEqual({ valid: 300, token_already_used: 300 });
+    const perToken = new Map<string, string[]>();
+    for (const [i, token] of sent.entries())
+      perToken.set(token, [...(perToken.get(token) ?? []), verdicts[i]!]);
+    for (const pair of perToken.values()) expect(pair.toSorted()).toEqual(['token_already_used', 'valid']);
+    // Every one is spent now: a later turn sees replays only.
+    const again = await Promise.all(
+      tokens.slice(0, 20).map((t) => verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, t))),
+    );
+    expect(tally(again)).toEqual({ token_already_used: 20 });
+  });
+
+  it('a same-key retry in the same turn gets the same verdict; another key does not', async () => {
+    const { appId } = await api.createApp({ name: 'batch-retry' });
+    const { app, tokens } = await mint(appId, 1);
+    const token = tokens[0]!;
+    const check = (idempotencyKey: string) =>
+      verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, token, { idempotencyKey }));
+    const verdicts = await Promise.all([check('k1'), check('k1'), check('k2')]);
+    // The first k1 claims it; the second (held for the next statement) is its retry; k2 is a replay.
+    expect(verdicts).toEqual(['valid', 'valid', 'token_already_used']);
+  });
+
+  it("a token presented for another app in the same turn as its own app's validation: refused, and spends nothing", async () => {
+    const owner = await api.createApp({ name: 'batch-owner' });
+    const other = await api.createApp({ name: 'batch-other' });
+    const { app, tokens } = await mint(owner.appId, 2);
+    const otherApp = (await api.runtime.apps.findById(other.appId))!;
+    // The MAC binds the token to its app: validating it for another app never reaches the claim. The
+    // batched statement checks the app too, for a row whose id is shared: same turn, both apps.
+    const verdicts = await Promise.all([
+      verdict(validatePassToken(api.runtime.db, api.runtime.keys, otherApp, tokens[0]!)),
+      verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[1]!)),
+    ]);
+    expect(verdicts).toEqual(['token_not_found', 'valid']);
+    expect(await verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[0]!))).toBe('valid');
+  });
+});
