@@ -1,6 +1,6 @@
 import type { Database } from '@gatehouse/core/db';
 import { challengeAttempts } from '@gatehouse/core/db/schema';
-import { and, eq, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 
 export type AttemptSlot = { ok: true; attempt: number } | { ok: false; why: 'solved' | 'exhausted' };
 
@@ -15,26 +15,54 @@ export async function takeAttempt(
   challenge: { id: string; app: string; exp: number },
   maxAttempts: number,
 ): Promise<AttemptSlot> {
-  const [row] = await db
-    .insert(challengeAttempts)
-    .values({
-      id: challenge.id,
-      appId: challenge.app,
-      attempts: 1,
-      expiresAt: new Date(challenge.exp * 1000),
-    })
-    .onConflictDoUpdate({
-      target: challengeAttempts.id,
-      set: { attempts: sql`${challengeAttempts.attempts} + 1` },
-      setWhere: and(isNull(challengeAttempts.solvedAt), lt(challengeAttempts.attempts, maxAttempts)),
-    })
-    .returning({ attempts: challengeAttempts.attempts });
+  const [row] = await takeStatement(db).execute({
+    id: challenge.id,
+    app: challenge.app,
+    expires: new Date(challenge.exp * 1000).toISOString(),
+    max: maxAttempts,
+  });
   if (row) return { ok: true, attempt: row.attempts };
   const [state] = await db
     .select({ solvedAt: challengeAttempts.solvedAt })
     .from(challengeAttempts)
     .where(eq(challengeAttempts.id, challenge.id));
   return { ok: false, why: state?.solvedAt ? 'solved' : 'exhausted' };
+}
+
+/**
+ * Every submission, right or wrong, takes its slot through this statement: prepared once per database, since
+ * building it through the query builder on each submit cost more CPU than the rest of a wrong answer (issue 14).
+ */
+function prepareTake(db: Database) {
+  return db
+    .insert(challengeAttempts)
+    .values({
+      id: sql.placeholder('id'),
+      appId: sql.placeholder('app'),
+      attempts: 1,
+      expiresAt: sql`${sql.placeholder('expires')}::timestamptz`,
+    })
+    .onConflictDoUpdate({
+      target: challengeAttempts.id,
+      set: { attempts: sql`${challengeAttempts.attempts} + 1` },
+      setWhere: and(
+        isNull(challengeAttempts.solvedAt),
+        sql`${challengeAttempts.attempts} < ${sql.placeholder('max')}::integer`,
+      ),
+    })
+    .returning({ attempts: challengeAttempts.attempts })
+    .prepare('gatehouse_take_attempt');
+}
+
+const takeStatements = new WeakMap<Database, ReturnType<typeof prepareTake>>();
+
+function takeStatement(db: Database) {
+  let statement = takeStatements.get(db);
+  if (!statement) {
+    statement = prepareTake(db);
+    takeStatements.set(db, statement);
+  }
+  return statement;
 }
 
 /** Marks a challenge solved; false when a concurrent submission solved it first (one pass token per challenge). */
