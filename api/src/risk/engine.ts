@@ -9,6 +9,18 @@ import { networkRules } from './rules/network.ts';
 import type { ClientSignals, RequestFacts, RiskFinding } from './signals.ts';
 import type { VelocityCounter } from './velocity.ts';
 
+const compiled = new WeakMap<object, Reputation>();
+
+/** A policy's own lists, compiled once per (cached, resolvePolicy) policy object rather than per request. */
+function policyReputation(lists: NonNullable<RiskPolicy['reputation']>): Reputation {
+  let reputation = compiled.get(lists);
+  if (!reputation) {
+    reputation = new Reputation(lists, 'risk_policy.reputation');
+    compiled.set(lists, reputation);
+  }
+  return reputation;
+}
+
 /** Every request starts here: an unknown browser is neither trusted nor suspected. */
 export const BASE_SCORE = 10;
 
@@ -53,7 +65,7 @@ export class RiskEngine {
   async assess(input: RiskInput): Promise<RiskAssessment> {
     const reputations = [
       this.#reputation,
-      input.policy.reputation && new Reputation(input.policy.reputation, 'risk_policy.reputation'),
+      input.policy.reputation && policyReputation(input.policy.reputation),
     ].filter((r): r is Reputation => r !== undefined);
     const network = await networkRules(
       { ip: input.facts.ip, appId: input.appId },

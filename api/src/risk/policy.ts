@@ -38,10 +38,24 @@ export const riskPolicy = z
 export type RiskPolicy = z.infer<typeof riskPolicy>;
 export type Tier = 'invisible' | 'image' | 'hard' | 'reject';
 
-/** The app's policy with defaults filled in; a stored policy that no longer parses falls back to defaults. */
+const resolved = new WeakMap<object, RiskPolicy>();
+let defaults: RiskPolicy | undefined;
+
+/**
+ * The app's policy with defaults filled in; a stored policy that no longer parses falls back to defaults.
+ * Parsed once per stored object: the app repository caches app rows, so every init of an app hands in the
+ * same object, and parsing the policy per init was a measurable share of its CPU (issue 14). The result is
+ * shared: callers must not change it.
+ */
 export function resolvePolicy(stored: unknown): RiskPolicy {
+  const cacheable = typeof stored === 'object' && stored !== null;
+  const hit = cacheable ? resolved.get(stored) : stored == null ? defaults : undefined;
+  if (hit) return hit;
   const parsed = riskPolicy.safeParse(stored ?? {});
-  return parsed.success ? parsed.data : riskPolicy.parse({});
+  const policy = parsed.success ? parsed.data : riskPolicy.parse({});
+  if (cacheable) resolved.set(stored, policy);
+  else if (stored == null) defaults = policy;
+  return policy;
 }
 
 /** Spec rule 2: the tier is chosen server-side from the score alone. */
