@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase, privateFolder } from '@gatehouse/core/db';
+import { type DatabaseHandle, enableRegionalWrites, openDatabase, privateFolder } from '@gatehouse/core/db';
 import { createLogger } from '@gatehouse/core/logging';
 import { genuineRefusalAlarm } from '@gatehouse/core/offline-alarm';
 import {
@@ -64,6 +64,8 @@ export async function bootstrap(
     poolMax: config.dbPoolMax,
   });
   await database.migrate();
+  // REGIONAL BY ROW: rows in this instance's region (core/src/db/region.ts); a wrong region stops the start.
+  const regionRefresh = config.dbRegion ? await regionalWrites(database, config.dbRegion, log) : undefined;
   const usage = new UsageRollup(database.db, log);
   const keys = await loadTokenKeys(database.db, config.tokenKey);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
@@ -115,6 +117,7 @@ export async function bootstrap(
       await issuanceLimiter.close();
       redis?.disconnect();
       standbyRedis?.disconnect();
+      if (regionRefresh) clearInterval(regionRefresh);
       await database.close();
     },
   };
@@ -142,4 +145,43 @@ export function localSecret(dataDir: string, name: string, prefix: string): stri
   const token = `${prefix}${randomBytes(32).toString('base64url')}`;
   writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
   return token;
+}
+
+/**
+ * Turns on explicit `crdb_region` writes and looks at the columns again every minute, so tables the
+ * localities Job makes REGIONAL BY ROW after the start get it too. Throws for a region the database lacks.
+ */
+async function regionalWrites(
+  database: DatabaseHandle,
+  region: string,
+  log: Logger,
+): Promise<NodeJS.Timeout> {
+  let writes: Awaited<ReturnType<typeof enableRegionalWrites>>;
+  try {
+    writes = await enableRegionalWrites(database.db, region);
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+  const { engine, databaseRegions, tables } = writes;
+  if (engine === 'cockroachdb' && databaseRegions.length === 0)
+    log.warn(
+      { region },
+      'GATEHOUSE_DB_REGION is set but the database has no regions yet (ALTER DATABASE … SET PRIMARY REGION)',
+    );
+  else if (engine === 'postgres' && tables.length === 0)
+    log.info({ region }, 'GATEHOUSE_DB_REGION has no effect on PostgreSQL (no crdb_region columns)');
+  else log.info({ region, tables }, 'rows written with crdb_region');
+  let seen = tables.join();
+  const timer = setInterval(() => {
+    writes.refresh().then(
+      (now) => {
+        if (now.join() !== seen) log.info({ region, tables: now }, 'rows written with crdb_region');
+        seen = now.join();
+      },
+      () => {}, // a lost database is reported by the requests and probes that meet it
+    );
+  }, 60_000);
+  timer.unref();
+  return timer;
 }

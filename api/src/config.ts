@@ -1,3 +1,4 @@
+import { DB_REGION_PATTERN } from '@gatehouse/core/db';
 import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
@@ -17,6 +18,15 @@ const schema = z.object({
   DATA_DIR: z.string().default('.gatehouse-data'),
   PGLITE_DIR: z.string().optional(),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** CockroachDB region this instance homes its rows in (REGIONAL BY ROW `crdb_region`); the operator sets it per region. */
+  GATEHOUSE_DB_REGION: z
+    .string()
+    .regex(
+      DB_REGION_PATTERN,
+      'GATEHOUSE_DB_REGION must be a CockroachDB region name: a-z, 0-9 and inner dashes, at most 63 characters (e.g. europe-west1)',
+    )
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   REDIS_URL: z
     .string()
     .optional()
@@ -60,6 +70,8 @@ export type Config = {
   /** Where the embedded database keeps its files; `memory://` for none. */
   pgliteDir: string;
   dbPoolMax: number;
+  /** GATEHOUSE_DB_REGION: the `crdb_region` of the rows this instance writes (core/src/db/region.ts). */
+  dbRegion: string | undefined;
   redisUrl: string | undefined;
   adminToken: string | undefined;
   tokenKey: Buffer | undefined;
@@ -110,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     pgliteDir: e.PGLITE_DIR || `${e.DATA_DIR}/pgdata`,
     dbPoolMax: e.DB_POOL_MAX,
+    dbRegion: e.GATEHOUSE_DB_REGION,
     redisUrl: e.REDIS_URL,
     adminToken: e.GATEHOUSE_ADMIN_TOKEN,
     tokenKey,

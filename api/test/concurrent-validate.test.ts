@@ -1,9 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appSettings } from '../src/apps/settings.ts';
@@ -11,6 +8,7 @@ import { bootstrap, type Runtime } from '../src/bootstrap.ts';
 import { loadConfig } from '../src/config.ts';
 import { mintPassToken } from '../src/tokens/pass-tokens.ts';
 import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harness.ts';
+import { type ApiProcess, spawnApi, stop } from './start-process.ts';
 
 /*
  * Invariant 1 across processes: one pass token, 200 concurrent validations split over two real API
@@ -20,68 +18,12 @@ import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harne
  * not a missing tool: PGlite is an in-process database that two processes cannot share. A missing
  * PostgreSQL is handled by databaseAvailable() (loud skip outside CI, failure under CI=true).
  */
-const REPO = resolve(import.meta.dirname, '../..');
-const NODE = join(REPO, 'node_modules/.bin/node');
 const CONCURRENT = 200;
 
 const run = TEST_DATABASE === 'postgres' && (await databaseAvailable());
 
-/** A port that was free a moment ago: the child binds it right away. */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /** The spec's envelope: `code: 0` with `data`, or `code: -1` with `error` and `message`. */
 type Envelope = { code: number; error?: string; message?: string; data?: Record<string, unknown> };
-
-interface ApiProcess {
-  url: string;
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** Spawns `node api/src/server.ts` and waits until /healthz answers. */
-async function spawnApi(env: Record<string, string>): Promise<ApiProcess> {
-  const port = await freePort();
-  const child = spawn(NODE, ['api/src/server.ts'], {
-    cwd: REPO,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`API process exited with ${child.exitCode}:\n${output}`);
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`API process on ${url} did not answer in 30 s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, child, output: () => output };
-}
-
-async function stop(api: ApiProcess | undefined): Promise<void> {
-  if (!api || api.child.exitCode !== null || api.child.signalCode !== null) return;
-  const exited = once(api.child, 'exit');
-  api.child.kill('SIGTERM');
-  const timer = setTimeout(() => api.child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 describe.runIf(run)('concurrent validation across two API processes', () => {
   let database: { url: string; drop: () => Promise<void> };

@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -42,3 +44,57 @@ export async function startStartTs(env: Record<string, string>): Promise<Started
 
 /** The first URL in a banner value. */
 export const firstUrl = (value: string | undefined) => /^(https?:\/\/\S+)/.exec(value ?? '')?.[1] ?? '';
+
+/** A port that was free a moment ago: the child binds it right away. */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+export interface ApiProcess {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+}
+
+/** Spawns `node api/src/server.ts` and waits until /healthz answers. */
+export async function spawnApi(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(join(ROOT, 'node_modules/.bin/node'), ['api/src/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`API process exited with ${child.exitCode}:\n${output}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`API process on ${url} did not answer in 30 s:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, child, output: () => output };
+}
+
+export async function stop(api: ApiProcess | undefined): Promise<void> {
+  if (!api || api.child.exitCode !== null || api.child.signalCode !== null) return;
+  const exited = once(api.child, 'exit');
+  api.child.kill('SIGTERM');
+  const timer = setTimeout(() => api.child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}

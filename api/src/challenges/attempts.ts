@@ -1,4 +1,4 @@
-import type { Database } from '@gatehouse/core/db';
+import { type Database, regional } from '@gatehouse/core/db';
 import { challengeAttempts } from '@gatehouse/core/db/schema';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 
@@ -35,7 +35,7 @@ export async function takeAttempt(
  */
 function prepareTake(db: Database) {
   return db
-    .insert(challengeAttempts)
+    .insert(regional(db, challengeAttempts))
     .values({
       id: sql.placeholder('id'),
       appId: sql.placeholder('app'),

@@ -1,4 +1,4 @@
-import { type Database, isDatabaseUnavailable } from '@gatehouse/core/db';
+import { type Database, isDatabaseUnavailable, regional } from '@gatehouse/core/db';
 import { usageHourly } from '@gatehouse/core/db/schema';
 import { and, gte, inArray, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
@@ -59,7 +59,7 @@ export class UsageRollup {
     try {
       for (let i = 0; i < rows.length; i += BATCH) {
         await this.#db
-          .insert(usageHourly)
+          .insert(regional(this.#db, usageHourly))
           .values(rows.slice(i, i + BATCH))
           .onConflictDoUpdate({
             target: [usageHourly.appKey, usageHourly.hour, usageHourly.metric],

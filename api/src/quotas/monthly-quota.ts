@@ -1,4 +1,4 @@
-import type { Database } from '@gatehouse/core/db';
+import { type Database, regionalColumn } from '@gatehouse/core/db';
 import type { App } from '@gatehouse/core/db/schema';
 import { sql } from 'drizzle-orm';
 import { effectivePlan } from '../apps/plans.ts';
@@ -21,8 +21,9 @@ export async function countChallenge(db: Database, app: App, now = new Date()): 
   const period = quotaPeriod(now);
   if (!plan.overageAllowed && plan.monthlyQuota <= 0) return { allowed: false, used: 0 };
   const guard = plan.overageAllowed ? sql`` : sql` where app_usage.challenges < ${plan.monthlyQuota}`;
+  const region = regionalColumn(db, 'app_usage');
   const rows = await db.execute(sql`
-    insert into app_usage (app_id, period, challenges) values (${app.id}, ${period}, 1)
+    insert into app_usage (app_id, period, challenges${region.column}) values (${app.id}, ${period}, 1${region.value})
     on conflict (app_id, period) do update set challenges = app_usage.challenges + 1${guard}
     returning challenges`);
   const row = rowsOf<{ challenges: number | string }>(rows)[0];

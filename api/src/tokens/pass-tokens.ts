@@ -1,5 +1,5 @@
 import { randomId } from '@gatehouse/core/crypto';
-import type { Database } from '@gatehouse/core/db';
+import { type Database, regional } from '@gatehouse/core/db';
 import { type App, passTokens } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
 import { applyClientIpPolicy, type IpComparison } from '@gatehouse/core/ip';
@@ -22,7 +22,7 @@ export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPa
   const id = randomId(16);
   const issuedAt = new Date();
   const expiresAt = new Date(issuedAt.getTime() + input.app.passTokenTtl * 1000);
-  await db.insert(passTokens).values({
+  await db.insert(regional(db, passTokens)).values({
     id,
     appId: input.app.id,
     challengeId: input.challengeId,

@@ -1,5 +1,5 @@
 import { randomId } from '@gatehouse/core/crypto';
-import type { Database } from '@gatehouse/core/db';
+import { type Database, regional } from '@gatehouse/core/db';
 import { type App, serverTokens } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
 import { ipAddressSchema, normalizeIp } from '@gatehouse/core/ip';
@@ -97,7 +97,7 @@ export async function issueServerToken(
   const id = randomId(16);
   const issuedAt = Math.floor(Date.now() / 1000);
   const expiresAt = issuedAt + input.ttl;
-  await db.insert(serverTokens).values({
+  await db.insert(regional(db, serverTokens)).values({
     id,
     appId: app.id,
     action: input.action,

@@ -6,6 +6,14 @@ import { protectFolder } from './private-files.ts';
 import * as schema from './schema.ts';
 
 export { privateFolder, protectFolder } from './private-files.ts';
+export {
+  DB_REGION_PATTERN,
+  enableRegionalWrites,
+  REGIONAL_TABLES,
+  type RegionalWrites,
+  regional,
+  regionalColumn,
+} from './region.ts';
 export { isRetryableTransactionError, withRetry } from './retry.ts';
 export * as schema from './schema.ts';
 export { isDatabaseUnavailable } from './unavailable.ts';
