@@ -30,6 +30,8 @@ export const sealedChallenge = z.object({
   exp: z.number().int(),
   pow: z.unknown().optional(),
   img: z.object({ kind: z.enum(['slide', 'click', 'select']), answer: z.unknown() }).optional(),
+  /** The puzzle a slide answer made with the keyboard must carry a solution of (issue 15 item 3). */
+  kpow: z.unknown().optional(),
   cdata: z.string().optional(),
 });
 export type SealedChallenge = z.infer<typeof sealedChallenge>;
