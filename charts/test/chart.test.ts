@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dump, load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REGIONAL_TABLES } from '../../core/src/db/region.ts';
 import { type ControlPlane, controlPlaneAvailable } from '../../operator/test/control-plane.ts';
 import { renderedReadme } from '../scripts/readme.ts';
 import { drift } from '../scripts/sync-operator.ts';
@@ -136,7 +137,7 @@ describe('chart sources', () => {
     expect(current === expected, 'run: node charts/scripts/readme.ts').toBe(true);
   });
 
-  it('gives every table of core/src/db/schema.ts a CockroachDB locality', () => {
+  it('gives every table of core/src/db/schema.ts a CockroachDB locality, REGIONAL BY ROW where the API writes crdb_region', () => {
     const schema = readFileSync(join(REPO, 'core/src/db/schema.ts'), 'utf8');
     const tables = [...schema.matchAll(/pgTable\(\s*'([a-z_]+)'/g)].map((m) => m[1]!).sort();
     const values = load(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as {
@@ -145,6 +146,8 @@ describe('chart sources', () => {
     const placed = [...values.cockroachdb.tables.regionalByRow, ...values.cockroachdb.tables.global].sort();
     expect(placed).toEqual(tables);
     expect(values.cockroachdb.tables.global.sort()).toEqual(['apps', 'settings', 'standby_keys']);
+    // The API writes crdb_region explicitly into exactly these tables (GATEHOUSE_DB_REGION).
+    expect(values.cockroachdb.tables.regionalByRow.sort()).toEqual([...REGIONAL_TABLES].sort());
   });
 });
 

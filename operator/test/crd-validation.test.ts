@@ -119,6 +119,10 @@ describe.runIf(controlPlaneAvailable())('App validation by the apiserver (schema
     );
     expect(await refusal('b4', appSpec({ regions: [region('EU')] }))).toMatch(/should match/);
     expect(await refusal('b5', appSpec({ plan: 'gold' as 'pro' }))).toMatch(/Unsupported value: "gold"/);
+    // GATEHOUSE_DB_REGION the API would refuse at start (core/src/db/region.ts DB_REGION_PATTERN).
+    expect(await refusal('b6', appSpec({ regions: [region('eu', { locality: 'Europe West 1' })] }))).toMatch(
+      /locality.*should match/,
+    );
   });
 
   it('refuses a change of credentialsSecretRef once set (transition rule)', async () => {

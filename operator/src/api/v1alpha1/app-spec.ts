@@ -60,6 +60,8 @@ export const regionSchema = s.object({
       description:
         "CockroachDB region this region reads and writes through (`crdb_region`, the `region` of the nodes' --locality). Passed to pods as GATEHOUSE_DB_REGION. Default: the region name.",
       maxLength: 63,
+      // The API's check of GATEHOUSE_DB_REGION (core/src/db/region.ts): refused here, not by a crashing pod.
+      pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$',
     }),
   ),
   replicas: s.defaulted(s.integer({ description: 'Main API replicas.', minimum: 1, maximum: 100 }), 2),
