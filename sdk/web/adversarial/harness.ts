@@ -1,0 +1,355 @@
+/**
+ * The adversarial harness (issue 15): scripted solvers from naive to strong, and a human-like control,
+ * each driving the real widget in Chromium against a real API, one fresh page and challenge per attempt.
+ * A solver is a locator (where the answer is: pixel arithmetic in the page, or the test oracle, which
+ * opens the sealed challenge with the API's keys: test-only knowledge standing in for a person's eyes)
+ * plus an input (how the answer is entered). Used by run.ts (the long benchmark) and by
+ * sdk/web/test/adversarial.browser.test.ts (the short form with thresholds in CI).
+ */
+import { readFileSync } from 'node:fs';
+import { createCanvas } from '@napi-rs/canvas';
+import type { Browser, Page } from 'playwright-core';
+import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
+import type { TestApi } from '../../../api/test/harness.ts';
+import type { ClickAnswer } from '../../../core/src/challenges/click.ts';
+import { type Random, seededRandom } from '../../../core/src/challenges/random.ts';
+import type { SelectAnswer } from '../../../core/src/challenges/select.ts';
+import { SHAPES, traceShape } from '../../../core/src/challenges/shapes.ts';
+import type { SlideAnswer } from '../../../core/src/challenges/slide.ts';
+import type { TrajectoryPoint } from '../../../core/src/challenges/trajectory.ts';
+import { render } from '../test/helpers.ts';
+import { formPage, type PageServer } from '../test/page-server.ts';
+import {
+  fixedKeys,
+  humanClicks,
+  humanLikeDrag,
+  humanTimedKeys,
+  instantDrop,
+  jitterDrag,
+  type KeyScript,
+  playDrag,
+  playKeys,
+  randomKeys,
+  replayDrag,
+  straightDrag,
+} from './inputs.ts';
+
+export type Kind = 'slide' | 'click' | 'select';
+type SlideInput = (rng: Random, x: number) => TrajectoryPoint[] | KeyScript | 'instant';
+
+export interface Solver {
+  id: string;
+  label: string;
+  kind: Kind;
+  /** `oracle` is the test's knowledge of the answer; the others look at the pixels only. */
+  locator: 'content' | 'outline' | 'template' | 'oracle';
+  /** Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal. */
+  role: 'scripted' | 'control' | 'info';
+  slideInput?: SlideInput;
+}
+
+const instant: SlideInput = () => 'instant';
+const slide = (
+  id: string,
+  label: string,
+  locator: Solver['locator'],
+  slideInput: SlideInput,
+  role: Solver['role'] = 'scripted',
+): Solver => ({ id, label, kind: 'slide', locator, role, slideInput });
+
+/** The ladder, naive to strong, then the control, then the informational rows. */
+export const SOLVERS: readonly Solver[] = [
+  slide('straight', 'straight drag, constant speed', 'content', straightDrag),
+  slide('instant', 'instant drop', 'content', instant),
+  slide('jitter', 'straight drag, ±2 px jitter, 10–24 ms sampling', 'content', jitterDrag),
+  slide('keys-fixed', 'keyboard, fixed 60 ms presses', 'content', fixedKeys),
+  slide('keys-random', 'keyboard, 60–140 ms random intervals', 'content', randomKeys),
+  slide('keys-human', 'keyboard, human-like timing', 'content', humanTimedKeys),
+  slide('replay', 'replayed human trajectory + noise', 'content', replayDrag),
+  slide('replay-outline', 'replayed trajectory + outline (shape) matcher', 'outline', replayDrag),
+  {
+    id: 'click-template',
+    label: 'template match, human-timed clicks',
+    kind: 'click',
+    locator: 'template',
+    role: 'scripted',
+  },
+  {
+    id: 'select-template',
+    label: 'colour count / template match, human-timed clicks',
+    kind: 'select',
+    locator: 'template',
+    role: 'scripted',
+  },
+  slide(
+    'control',
+    'human-like drag (minimum jerk, drift, overshoot), true answer',
+    'oracle',
+    humanLikeDrag,
+    'control',
+  ),
+  {
+    id: 'click-control',
+    label: 'human-timed clicks, true answer',
+    kind: 'click',
+    locator: 'oracle',
+    role: 'control',
+  },
+  {
+    id: 'select-control',
+    label: 'human-timed clicks, true answer',
+    kind: 'select',
+    locator: 'oracle',
+    role: 'control',
+  },
+  slide(
+    'info-jitter',
+    'jitter drag given the true answer (trajectory checks alone)',
+    'oracle',
+    jitterDrag,
+    'info',
+  ),
+  slide('info-keys-random', 'keyboard 60–140 ms given the true answer', 'oracle', randomKeys, 'info'),
+  slide('info-keys-human', 'keyboard, human timing, given the true answer', 'oracle', humanTimedKeys, 'info'),
+  slide('info-replay', 'replayed trajectory given the true answer', 'oracle', replayDrag, 'info'),
+];
+
+/** One attempt's result: whether the API accepted it, and whether the locator found the answer. */
+export interface Attempt {
+  passed: boolean;
+  located: boolean;
+  /** Set when the attempt could not run (the page broke): counted apart, never as a pass. */
+  error?: string;
+}
+
+export interface Harness {
+  api: TestApi;
+  site: PageServer;
+  browser: Browser;
+}
+
+const PAGE_SOLVERS = readFileSync(new URL('page-solvers.js', import.meta.url), 'utf8');
+
+/** Shape templates a bot writer draws from the public shape list, as points around the centre (radius 20). */
+let templates: Record<string, { radius: number; points: number[][] }> | undefined;
+function shapeTemplates() {
+  if (templates) return templates;
+  templates = {};
+  for (const shape of SHAPES) {
+    const c = createCanvas(48, 48);
+    const ctx = c.getContext('2d');
+    ctx.translate(24, 24);
+    ctx.beginPath();
+    traceShape(ctx, shape, 20);
+    ctx.fillStyle = '#000';
+    ctx.fill();
+    const d = ctx.getImageData(0, 0, 48, 48).data;
+    const points: number[][] = [];
+    for (let y = 0; y < 48; y++)
+      for (let x = 0; x < 48; x++)
+        if ((d[(y * 48 + x) * 4 + 3] as number) > 128) points.push([x - 24, y - 24]);
+    templates[shape] = { radius: 20, points };
+  }
+  return templates;
+}
+
+/** An app that always serves an image challenge of `kind`, with velocity and rate limits out of the way. */
+export async function imageApp(api: TestApi, kind: Kind) {
+  return api.createApp({
+    name: `adversarial-${kind}`,
+    risk_policy: {
+      invisible_below: 0,
+      image_below: 101,
+      image_kinds: [kind],
+      velocity: { ip: [1e9, 1e9], prefix: [1e9, 1e9], app: 1e9 },
+      rate_limit: { ip_per_minute: 1e9, high_risk_ip_per_minute: 1e9 },
+    },
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs one attempt of `solver` on a fresh page and challenge. */
+export async function attempt(
+  h: Harness,
+  app: { appKey: string; appId: string },
+  solver: Solver,
+  rng: Random,
+): Promise<Attempt> {
+  const context = await h.browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
+  try {
+    const page = await context.newPage();
+    await page.addInitScript({ content: PAGE_SOLVERS });
+    await page.goto(
+      h.site.page(`/adv-${Math.random().toString(36).slice(2)}.html`, formPage('<div id="captcha"></div>')),
+    );
+    const initAnswer = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), {
+      timeout: 60_000,
+    });
+    await render(page, { appKey: app.appKey, apiServer: h.api.url, mode: 'embedded' });
+    const init = (await (await initAnswer).json()).data;
+    const sealed = openChallenge(h.api.runtime.keys, app.appId, init.challenge);
+    if (!sealed?.img) throw new Error(`no image challenge (tier ${init.tier})`);
+    const truth = sealed.img.answer;
+    const submitted = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/submit'), {
+      timeout: 90_000,
+    });
+    let located: boolean;
+    if (solver.kind === 'slide') located = await solveSlide(page, solver, truth as SlideAnswer, rng);
+    else if (solver.kind === 'click') located = await solveClick(page, solver, truth as ClickAnswer, rng);
+    else located = await solveSelect(page, solver, truth as SelectAnswer, rng);
+    const response = await submitted;
+    return { passed: response.status() === 200, located };
+  } catch (error) {
+    return { passed: false, located: false, error: String(error).split('\n')[0] };
+  } finally {
+    await context.close();
+  }
+}
+
+async function waitForImages(page: Page, selector: string) {
+  const img = page.locator(selector).first();
+  await img.waitFor({ state: 'visible' });
+  await page.waitForFunction(
+    (sel) => {
+      const find = (root: Document | ShadowRoot): HTMLImageElement[] => [
+        ...Array.from(root.querySelectorAll(sel) as NodeListOf<HTMLImageElement>),
+        ...Array.from(root.querySelectorAll('*')).flatMap((e) => (e.shadowRoot ? find(e.shadowRoot) : [])),
+      ];
+      const all = find(document);
+      return all.length > 0 && all.every((i) => i.complete && i.naturalWidth > 0);
+    },
+    selector,
+    { polling: 50 },
+  );
+}
+
+async function solveSlide(page: Page, solver: Solver, truth: SlideAnswer, rng: Random): Promise<boolean> {
+  await waitForImages(page, '.slide img');
+  const handle = page.locator('.handle');
+  const x =
+    solver.locator === 'oracle'
+      ? truth.x
+      : await page.evaluate(
+          (which) => {
+            const adv = (window as unknown as { __adversary: Record<string, () => number> }).__adversary;
+            return (adv[which] as () => number)();
+          },
+          solver.locator === 'outline' ? 'slideOutline' : 'slideContent',
+        );
+  const stage = await page.locator('.slide .stage').boundingBox();
+  const scale = (stage?.width ?? 300) / 300;
+  const input = (solver.slideInput as SlideInput)(rng, x);
+  if (input === 'instant') await instantDrop(page, handle, x, scale);
+  else if ('key' in (input[0] ?? {})) await playKeys(page, handle, input as KeyScript);
+  else await playDrag(page, handle, input as TrajectoryPoint[], scale);
+  return Math.abs(x - truth.x) <= 5;
+}
+
+async function solveClick(page: Page, solver: Solver, truth: ClickAnswer, rng: Random): Promise<boolean> {
+  await waitForImages(page, '.click img');
+  const at =
+    solver.locator === 'oracle'
+      ? truth.targets.map((t) => ({ x: t.x, y: t.y }))
+      : await page.evaluate(() =>
+          (
+            window as unknown as { __adversary: { click(): Array<{ x: number; y: number }> } }
+          ).__adversary.click(),
+        );
+  const located =
+    at.length === truth.targets.length &&
+    at.every(
+      (p, i) => Math.hypot(p.x - truth.targets[i]!.x, p.y - truth.targets[i]!.y) <= truth.targets[i]!.r,
+    );
+  await humanClicks(page, page.locator('.click .stage'), 300, at.slice(0, 12), rng);
+  await page.getByRole('button', { name: 'Verify' }).click();
+  return located;
+}
+
+async function solveSelect(page: Page, solver: Solver, truth: SelectAnswer, rng: Random): Promise<boolean> {
+  await waitForImages(page, '.select img');
+  const chosen =
+    solver.locator === 'oracle'
+      ? truth.indices
+      : await page.evaluate(
+          (t) =>
+            (window as unknown as { __adversary: { select(t: unknown): number[] } }).__adversary.select(t),
+          shapeTemplates(),
+        );
+  const located = chosen.length === truth.indices.length && truth.indices.every((i) => chosen.includes(i));
+  const tiles = page.locator('.tile');
+  await sleep(700 + rng.next() * 800);
+  for (const i of chosen) {
+    await tiles.nth(i).click({ delay: 60 + rng.next() * 60 });
+    await sleep(250 + rng.next() * 400);
+  }
+  await page.getByRole('button', { name: 'Verify' }).click();
+  return located;
+}
+
+export interface Cell {
+  solver: Solver;
+  attempts: Attempt[];
+}
+
+/** Runs `n` attempts of each solver, `concurrency` pages at a time, seeded for replay. */
+export async function runCells(
+  h: Harness,
+  solvers: readonly Solver[],
+  n: number | ((s: Solver) => number),
+  options: { concurrency?: number; seed?: string; onCell?: (c: Cell) => void } = {},
+): Promise<Cell[]> {
+  const apps = new Map<Kind, { appKey: string; appId: string }>();
+  for (const kind of ['slide', 'click', 'select'] as const) apps.set(kind, await imageApp(h.api, kind));
+  const cells: Cell[] = [];
+  for (const solver of solvers) {
+    const count = typeof n === 'number' ? n : n(solver);
+    const attempts: Attempt[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        const rng = seededRandom(`${options.seed ?? 'adversarial'}:${solver.id}:${i}`);
+        attempts.push(await attempt(h, apps.get(solver.kind)!, solver, rng));
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency ?? 2 }, worker));
+    const cell = { solver, attempts };
+    options.onCell?.(cell);
+    cells.push(cell);
+  }
+  return cells;
+}
+
+/** Wilson score interval (95 %) for k successes in n: what a sample of this size can and cannot show. */
+export function wilson(k: number, n: number): [number, number] {
+  if (n === 0) return [0, 1];
+  const z = 1.96;
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const c = (p + (z * z) / (2 * n)) / d;
+  const m = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  return [Math.max(0, c - m), Math.min(1, c + m)];
+}
+
+const pct = (v: number) => `${Math.round(v * 100)} %`;
+
+/** A Markdown table of the cells: passes, location hits, 95 % interval, goal. */
+export function table(cells: readonly Cell[]): string {
+  const rows = cells.map(({ solver, attempts }) => {
+    const ran = attempts.filter((a) => !a.error);
+    const k = ran.filter((a) => a.passed).length;
+    const loc = ran.filter((a) => a.located).length;
+    const [lo, hi] = wilson(k, ran.length);
+    const goal = solver.role === 'scripted' ? '≤ 5 %' : solver.role === 'control' ? '≥ 95 %' : 'info';
+    const errors = attempts.length - ran.length;
+    return `| ${solver.kind} | ${solver.label} | ${k}/${ran.length}${errors ? ` (+${errors} broken)` : ''} | ${solver.locator === 'oracle' ? 'given' : `${loc}/${ran.length}`} | ${pct(lo)}–${pct(hi)} | ${goal} |`;
+  });
+  return [
+    '| type | solver | passed | answer located | 95 % interval of the pass rate | goal |',
+    '|---|---|---:|---:|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+export { sleep };

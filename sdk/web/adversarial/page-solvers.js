@@ -1,0 +1,257 @@
+// In-page solvers of the adversarial harness: what a script injected into the integrator's page can do
+// with the pixels the widget shows (pixel arithmetic only, no model). Plain JavaScript, injected as text
+// with page.addInitScript, so nothing is lost to a bundler. Every function returns its best guess; none
+// knows the answer. Coordinates are in image px.
+(() => {
+  /** The widget's shadow roots are open: walk them to find its elements. */
+  function deepQueryAll(selector, root = document) {
+    const out = [...root.querySelectorAll(selector)];
+    for (const el of root.querySelectorAll('*'))
+      if (el.shadowRoot) out.push(...deepQueryAll(selector, el.shadowRoot));
+    return out;
+  }
+  function pixels(img) {
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth;
+    c.height = img.naturalHeight;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    return { w: c.width, h: c.height, d: ctx.getImageData(0, 0, c.width, c.height).data };
+  }
+  const grey = (d, i) => 0.299 * d[i] + 0.587 * d[i + 1] + 0.114 * d[i + 2];
+  function greyPlane(p) {
+    const g = new Float32Array(p.w * p.h);
+    for (let i = 0; i < g.length; i++) g[i] = grey(p.d, i * 4);
+    return g;
+  }
+  /** Sobel gradient magnitude of a grey plane. */
+  function sobel(g, w, h) {
+    const m = new Float32Array(w * h);
+    for (let y = 1; y < h - 1; y++)
+      for (let x = 1; x < w - 1; x++) {
+        const i = y * w + x;
+        const gx = g[i - w + 1] + 2 * g[i + 1] + g[i + w + 1] - g[i - w - 1] - 2 * g[i - 1] - g[i + w - 1];
+        const gy = g[i + w - 1] + 2 * g[i + w] + g[i + w + 1] - g[i - w - 1] - 2 * g[i - w] - g[i - w + 1];
+        m[i] = Math.hypot(gx, gy);
+      }
+    return m;
+  }
+
+  function slideImages() {
+    const piece = deepQueryAll('img.piece')[0];
+    const background = deepQueryAll('.slide .stage > img:not(.piece)')[0];
+    if (!piece || !background) throw new Error('no slide on the page');
+    const bg = pixels(background);
+    const pc = pixels(piece);
+    const pieceY = Math.round((Number.parseFloat(piece.style.top) / 100) * bg.h);
+    return { bg, pc, pieceY };
+  }
+  /** The piece's opaque interior (away from its rim) and its outline ring, as offsets. */
+  function pieceMasks(pc) {
+    const a = (x, y) => (x < 0 || y < 0 || x >= pc.w || y >= pc.h ? 0 : pc.d[(y * pc.w + x) * 4 + 3]);
+    const inner = [];
+    const ring = [];
+    for (let y = 0; y < pc.h; y++)
+      for (let x = 0; x < pc.w; x++) {
+        const opaque = a(x, y) > 128;
+        let deep = opaque;
+        let edge = false;
+        for (let dy = -4; dy <= 4 && (deep || !edge); dy++)
+          for (let dx = -4; dx <= 4; dx++) {
+            const o = a(x + dx, y + dy) > 128;
+            if (!o) deep = false;
+            if (Math.abs(dx) <= 1 && Math.abs(dy) <= 1 && o !== opaque) edge = true;
+          }
+        if (deep) inner.push([x, y]);
+        if (edge && opaque) ring.push([x, y]);
+      }
+    return { inner, ring };
+  }
+
+  /** The issue's solver: normalised cross-correlation of the piece's pixels along its row. */
+  function slideContent() {
+    const { bg, pc, pieceY } = slideImages();
+    const { inner } = pieceMasks(pc);
+    const B = greyPlane(bg);
+    const P = inner.map(([x, y]) => grey(pc.d, (y * pc.w + x) * 4));
+    const pm = P.reduce((s, v) => s + v, 0) / P.length;
+    const pv = P.map((v) => v - pm);
+    const pn = Math.sqrt(pv.reduce((s, v) => s + v * v, 0)) || 1;
+    let best = { x: 0, score: -2 };
+    for (let x = 0; x <= bg.w - pc.w; x++) {
+      const vals = inner.map(([ix, iy]) => B[(pieceY + iy) * bg.w + x + ix]);
+      const m = vals.reduce((s, v) => s + v, 0) / vals.length;
+      let num = 0;
+      let den = 0;
+      for (let k = 0; k < vals.length; k++) {
+        num += pv[k] * (vals[k] - m);
+        den += (vals[k] - m) ** 2;
+      }
+      const score = num / (pn * (Math.sqrt(den) || 1));
+      if (score > best.score) best = { x, score };
+    }
+    return best.x;
+  }
+
+  /** A shape matcher: the piece's outline laid over the background's edges, along its row. */
+  function slideOutline() {
+    const { bg, pc, pieceY } = slideImages();
+    const { ring } = pieceMasks(pc);
+    const E = sobel(greyPlane(bg), bg.w, bg.h);
+    let best = { x: 0, score: -1 };
+    for (let x = 0; x <= bg.w - pc.w; x++) {
+      let s = 0;
+      for (const [rx, ry] of ring) s += E[(pieceY + ry) * bg.w + x + rx];
+      if (s > best.score) best = { x, score: s };
+    }
+    return best.x;
+  }
+
+  /**
+   * Where a binary template (offsets from its centre) sits best in an RGB image: a uniform fill inside
+   * that differs from a ring just outside it. Tries rotations and scales; returns the best placements.
+   */
+  function matchTemplate(p, template, { rotations = 12, scales = [0.6, 0.8, 1], step = 3, box } = {}) {
+    const { w, h, d } = p;
+    const x0 = box?.x ?? 0;
+    const y0 = box?.y ?? 0;
+    const x1 = box ? box.x + box.w : w;
+    const y1 = box ? box.y + box.h : h;
+    const results = [];
+    for (let r = 0; r < rotations; r++) {
+      const a = (r / rotations) * Math.PI * 2;
+      for (const s of scales) {
+        const inside = [];
+        const outside = [];
+        const set = new Set();
+        for (const [tx, ty] of template.points) {
+          const x = Math.round((Math.cos(a) * tx - Math.sin(a) * ty) * s);
+          const y = Math.round((Math.sin(a) * tx + Math.cos(a) * ty) * s);
+          const k = `${x},${y}`;
+          if (!set.has(k)) {
+            set.add(k);
+            inside.push([x, y]);
+          }
+        }
+        for (const [x, y] of inside)
+          for (const [dx, dy] of [
+            [4, 0],
+            [-4, 0],
+            [0, 4],
+            [0, -4],
+          ]) {
+            const k = `${x + dx},${y + dy}`;
+            if (!set.has(k)) {
+              set.add(k);
+              outside.push([x + dx, y + dy]);
+            }
+          }
+        const rad = template.radius * s;
+        for (let cy = y0 + rad; cy < y1 - rad; cy += step)
+          for (let cx = x0 + rad; cx < x1 - rad; cx += step) {
+            const mean = [0, 0, 0];
+            const sq = [0, 0, 0];
+            for (const [x, y] of inside) {
+              const i = ((Math.round(cy) + y) * w + Math.round(cx) + x) * 4;
+              for (let c = 0; c < 3; c++) {
+                mean[c] += d[i + c];
+                sq[c] += d[i + c] * d[i + c];
+              }
+            }
+            const out = [0, 0, 0];
+            let n = 0;
+            for (const [x, y] of outside) {
+              const px = Math.round(cx) + x;
+              const py = Math.round(cy) + y;
+              if (px < 0 || py < 0 || px >= w || py >= h) continue;
+              const i = (py * w + px) * 4;
+              for (let c = 0; c < 3; c++) out[c] += d[i + c];
+              n++;
+            }
+            let variance = 0;
+            let contrast = 0;
+            for (let c = 0; c < 3; c++) {
+              const m = mean[c] / inside.length;
+              variance += sq[c] / inside.length - m * m;
+              contrast += (m - out[c] / (n || 1)) ** 2;
+            }
+            results.push({ x: cx, y: cy, score: Math.sqrt(contrast) / Math.sqrt(variance + 100) });
+          }
+      }
+    }
+    results.sort((a, b) => b.score - a.score);
+    return results;
+  }
+
+  /** A dark silhouette in the click prompt strip, as points around its centre. */
+  function silhouette(p, left, size) {
+    const points = [];
+    for (let y = 0; y < size; y++)
+      for (let x = left; x < left + size && x < p.w; x++)
+        if (grey(p.d, (y * p.w + x) * 4) < 110) points.push([x, y]);
+    const cx = points.reduce((s, q) => s + q[0], 0) / (points.length || 1);
+    const cy = points.reduce((s, q) => s + q[1], 0) / (points.length || 1);
+    const centred = points.map(([x, y]) => [x - cx, y - cy]);
+    const radius = Math.max(1, ...centred.map(([x, y]) => Math.hypot(x, y)));
+    // Normalise to radius 20 (the scene's largest symbols are about that size).
+    const k = 20 / radius;
+    return { radius: 20, points: centred.map(([x, y]) => [x * k, y * k]) };
+  }
+
+  /** Click: each prompt silhouette matched against the scene (rotations, scales), in prompt order. */
+  function click() {
+    const scene = pixels(deepQueryAll('.click .stage > img')[0]);
+    const strip = pixels(deepQueryAll('img.order')[0]);
+    const count = Math.round((strip.w + 16) / 56);
+    const clicks = [];
+    for (let i = 0; i < count; i++) {
+      const best = matchTemplate(scene, silhouette(strip, i * 56, 40))[0];
+      clicks.push({ x: best.x, y: best.y });
+    }
+    return clicks;
+  }
+
+  const NAMED = { red: [0xd7, 0x26, 0x3d], blue: [0x1f, 0x5f, 0xd1], yellow: [0xf5, 0xc4, 0x00] };
+  /**
+   * Select: colour prompts count the named colour's pixels per tile; shape prompts match the shape's
+   * template (drawn from the public shape list, given as `templates`) in every tile and keep the tiles
+   * whose best score stands out.
+   */
+  function select(templates) {
+    const img = pixels(deepQueryAll('.select .stage > img')[0]);
+    const text = (deepQueryAll('.prompt')[0]?.textContent ?? '').toLowerCase();
+    const tiles = [...Array(9).keys()].map((i) => ({ i, x: (i % 3) * 102, y: Math.floor(i / 3) * 102 }));
+    const colour = Object.keys(NAMED).find((c) => text.includes(c));
+    if (colour && !Object.keys(templates).some((s) => text.includes(s))) {
+      const [r, g, b] = NAMED[colour];
+      const counts = tiles.map((t) => {
+        let n = 0;
+        for (let y = t.y; y < t.y + 96; y++)
+          for (let x = t.x; x < t.x + 96; x++) {
+            const i = (y * img.w + x) * 4;
+            if (Math.hypot(img.d[i] - r, img.d[i + 1] - g, img.d[i + 2] - b) < 60) n++;
+          }
+        return n;
+      });
+      return tiles.filter((t) => counts[t.i] > 120).map((t) => t.i);
+    }
+    const shape = Object.keys(templates).find((s) => text.includes(s));
+    if (!shape) return [0, 1];
+    const scores = tiles.map(
+      (t) =>
+        matchTemplate(img, templates[shape], {
+          box: { x: t.x, y: t.y, w: 96, h: 96 },
+          scales: [0.6, 0.75, 0.9, 1.1],
+          step: 2,
+        })[0]?.score ?? 0,
+    );
+    const sorted = [...scores].sort((a, b) => b - a);
+    // Two to four tiles match: cut at the largest drop between the 2nd and 5th best.
+    let cut = 2;
+    for (let k = 2; k <= 4; k++) if (sorted[k - 1] - sorted[k] > sorted[cut - 1] - sorted[cut]) cut = k;
+    const threshold = sorted[cut - 1];
+    return tiles.filter((t) => scores[t.i] >= threshold).map((t) => t.i);
+  }
+
+  window.__adversary = { slideContent, slideOutline, click, select };
+})();
