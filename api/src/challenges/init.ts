@@ -15,6 +15,7 @@ import {
   spendServerTokenUse,
 } from '../tokens/server-tokens.ts';
 import { makeImage, makePow, pickImageKind } from './kinds.ts';
+import { keyboardPow } from './priced-pow.ts';
 import { CHALLENGE_TTL_SECONDS, sealChallenge } from './sealed-challenge.ts';
 
 export const initBody = z.object({
@@ -50,7 +51,7 @@ export type InitResult =
       tier: 'invisible' | 'image' | 'hard';
       expires_in: number;
       pow?: unknown;
-      image?: { kind: string; view: unknown };
+      image?: { kind: string; view: unknown; alternative: true; keyboard_pow?: unknown };
     };
 
 /**
@@ -115,6 +116,8 @@ export async function initChallenge(
     throw new GatehouseError('request_rejected');
   }
 
+  // Taken before anything is counted: an image init shed while the pool refills (503) spends no quota.
+  const image = tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds));
   const quota = await countChallenge(deps.db, app);
   if (!quota.allowed) {
     deps.metrics.challenges.inc({ tier: 'degraded' });
@@ -137,7 +140,8 @@ export async function initChallenge(
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
   const pow = tier === 'image' ? undefined : makePow(app.testMode ? 0 : risk.score, tier, app.testMode);
-  const image = tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds));
+  // A slide answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
+  const kpow = image?.kind === 'slide' ? keyboardPow() : undefined;
   const sealed = sealChallenge(deps.keys, {
     v: 1,
     id,
@@ -155,6 +159,7 @@ export async function initChallenge(
     ...(body.cdata ? { cdata: body.cdata } : {}),
     ...(pow ? { pow: pow.puzzle } : {}),
     ...(image ? { img: { kind: image.kind, answer: image.answer } } : {}),
+    ...(kpow ? { kpow } : {}),
   });
   return {
     mode: 'challenge',
@@ -163,7 +168,17 @@ export async function initChallenge(
     tier,
     expires_in: CHALLENGE_TTL_SECONDS,
     ...(pow ? { pow: pow.puzzle } : {}),
-    ...(image ? { image: { kind: image.kind, view: image.view } } : {}),
+    ...(image
+      ? {
+          image: {
+            kind: image.kind,
+            view: image.view,
+            // POST /v1/challenge/alternative offers a proof-of-work instead of the picture (issue 15 item 4).
+            alternative: true,
+            ...(kpow ? { keyboard_pow: kpow } : {}),
+          },
+        }
+      : {}),
   };
 }
 
