@@ -1,6 +1,6 @@
 import type { ChallengeKind } from '@gatehouse/core/challenges';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings } from './image-pool.ts';
+import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings, PoolEmpty } from './image-pool.ts';
 
 const KINDS: ChallengeKind[] = ['slide', 'click', 'select'];
 
@@ -66,7 +66,7 @@ describe('ImagePool', () => {
     expect(p.stats).toMatchObject({ served: 40, inline: 0 });
   });
 
-  it('an empty pool draws inline instead of serving anything twice', async () => {
+  it('waiting 0: an empty pool draws inline instead of serving anything twice', async () => {
     const render = drawer(false);
     const inline = drawer();
     const p = pool({ render: render.draw, inline: inline.draw }).start();
@@ -99,12 +99,42 @@ describe('ImagePool', () => {
     expect(p.stats.failed).toBe(2);
   });
 
-  it('IMAGE_POOL_SIZE and IMAGE_POOL_WORKERS are read and checked', () => {
-    expect(imagePoolSettings({})).toEqual({ perKind: 8, workers: 1 });
-    expect(imagePoolSettings({ IMAGE_POOL_SIZE: '0', IMAGE_POOL_WORKERS: '2' })).toEqual({
-      perKind: 0,
-      workers: 2,
-    });
+  it('an empty kind: takes wait for the next render of it, each served once, never drawn inline', async () => {
+    const render = drawer(false);
+    const p = pool({ render: render.draw, waiting: 8 }).start();
+    const takes = [p.take('click'), p.take('click'), p.take('click')];
+    await settle();
+    // Demand for click outranks filling the other kinds.
+    render.release();
+    await settle();
+    render.release();
+    await settle();
+    render.release();
+    const images = await Promise.all(takes);
+    expect(new Set(images.map((i) => (i.view as { serial: number }).serial)).size).toBe(3);
+    for (const image of images) expect(image.kind).toBe('click');
+    expect(p.stats).toMatchObject({ served: 0, inline: 0, waited: 3, shed: 0 });
+  });
+
+  it('beyond the bound of waiting takes, or past the wait, a take is shed (PoolEmpty)', async () => {
+    const render = drawer(false);
+    const p = pool({ render: render.draw, waiting: 2, waitMs: 50 }).start();
+    const waiting = [p.take('slide'), p.take('select')];
+    await expect(p.take('slide')).rejects.toBeInstanceOf(PoolEmpty);
+    for (const w of waiting) await expect(w).rejects.toBeInstanceOf(PoolEmpty);
+    expect(p.stats).toMatchObject({ served: 0, inline: 0, waited: 0, shed: 3 });
+    // Renders that finish after their takes gave up stock the pool; nothing is lost or served twice.
+    render.release();
+    await settle();
+    expect(p.size('slide') + p.size('click') + p.size('select')).toBe(2);
+  });
+
+  it('IMAGE_POOL_SIZE, IMAGE_POOL_WORKERS and IMAGE_POOL_WAITING are read and checked', () => {
+    expect(imagePoolSettings({})).toEqual({ perKind: 8, workers: 1, waiting: 64 });
+    expect(
+      imagePoolSettings({ IMAGE_POOL_SIZE: '0', IMAGE_POOL_WORKERS: '2', IMAGE_POOL_WAITING: '0' }),
+    ).toEqual({ perKind: 0, workers: 2, waiting: 0 });
+    expect(() => imagePoolSettings({ IMAGE_POOL_WAITING: 'many' })).toThrow(/IMAGE_POOL_WAITING/);
     expect(() => imagePoolSettings({ IMAGE_POOL_SIZE: '-1' })).toThrow(/IMAGE_POOL_SIZE/);
   });
 });

@@ -12,29 +12,61 @@ export type ImagePoolOptions = {
   perKind: number;
   /** Draws off the request path (worker threads in production). */
   render: Draw;
-  /** Draws on the request when the pool of a kind is empty, so a burst larger than the pool still answers. */
+  /**
+   * Draws on the request when the pool of a kind is empty and `waiting` is 0 (no worker threads to wait
+   * for: IMAGE_POOL_WORKERS=0 style set-ups and tests). With waiting > 0 it is never called.
+   */
   inline: Draw;
+  /**
+   * Takes that may wait for a render in flight when their kind is empty, over all kinds; a take beyond them
+   * is shed (PoolEmpty, which the API answers 503 with Retry-After). 0: draw inline instead, on the request.
+   */
+  waiting?: number;
+  /** How long a waiting take waits before it is shed. */
+  waitMs?: number;
   /** Renders in flight at once: at most one per worker thread, so refills never queue unboundedly. */
   concurrency: number;
   /** Pause after a failed render before refilling again (no hot loop when drawing is broken). */
   retryMs?: number;
 };
 
-export type ImagePoolStats = { served: number; inline: number; rendered: number; failed: number };
+export type ImagePoolStats = {
+  served: number;
+  inline: number;
+  rendered: number;
+  failed: number;
+  waited: number;
+  shed: number;
+};
+
+/** No challenge of the kind is ready and too many takes already wait for one: the caller sheds the request. */
+export class PoolEmpty extends Error {
+  readonly kind: ChallengeKind;
+  constructor(kind: ChallengeKind) {
+    super(`no ${kind} challenge ready`);
+    this.kind = kind;
+  }
+}
+
+type Waiter = { resolve: (image: DrawnImage) => void; reject: (error: Error) => void; timer: NodeJS.Timeout };
 
 /**
  * A bounded pool of unique, pre-drawn image challenges per kind. `take` removes what it returns, so a
- * challenge is served at most once; each take starts a background refill. Nothing is ever reused: an empty
- * pool draws inline instead of handing out an old challenge again.
+ * challenge is served at most once; each take starts a background refill. Nothing is ever reused. When a
+ * kind is empty, a take waits for the next render of that kind (a bounded number of takes, for a bounded
+ * time) and beyond that is shed: drawing never lands on the event loop, so a flood of image inits costs the
+ * requests behind it a pop and a seal, and whatever the workers can draw is what is served (issue 14).
  */
 export class ImagePool {
   readonly #ready = new Map<ChallengeKind, DrawnImage[]>();
   readonly #pending = new Map<ChallengeKind, number>();
+  readonly #waiters = new Map<ChallengeKind, Waiter[]>();
+  #waitingCount = 0;
   #inFlight = 0;
   #closed = false;
   #pausedUntil = 0;
   #timer: NodeJS.Timeout | undefined;
-  readonly stats: ImagePoolStats = { served: 0, inline: 0, rendered: 0, failed: 0 };
+  readonly stats: ImagePoolStats = { served: 0, inline: 0, rendered: 0, failed: 0, waited: 0, shed: 0 };
   readonly options: ImagePoolOptions;
 
   constructor(options: ImagePoolOptions) {
@@ -42,6 +74,7 @@ export class ImagePool {
     for (const kind of options.kinds) {
       this.#ready.set(kind, []);
       this.#pending.set(kind, 0);
+      this.#waiters.set(kind, []);
     }
   }
 
@@ -63,22 +96,79 @@ export class ImagePool {
       this.stats.served++;
       return image;
     }
-    this.stats.inline++;
-    return this.options.inline(kind);
+    const waiting = this.options.waiting ?? 0;
+    if (waiting === 0) {
+      this.stats.inline++;
+      return this.options.inline(kind);
+    }
+    if (this.#waitingCount >= waiting) {
+      this.stats.shed++;
+      throw new PoolEmpty(kind);
+    }
+    this.#waitingCount++;
+    const promise = new Promise<DrawnImage>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.#dropWaiter(kind, waiter);
+          this.stats.shed++;
+          reject(new PoolEmpty(kind));
+        }, this.options.waitMs ?? 2000),
+      };
+      this.#waiters.get(kind)?.push(waiter);
+    });
+    this.#refill();
+    return promise;
+  }
+
+  #dropWaiter(kind: ChallengeKind, waiter: Waiter): void {
+    const queue = this.#waiters.get(kind) ?? [];
+    const index = queue.indexOf(waiter);
+    if (index >= 0) {
+      queue.splice(index, 1);
+      this.#waitingCount--;
+    }
+  }
+
+  /** A fresh render goes to the longest-waiting take of its kind, else into the pool. */
+  #deliver(kind: ChallengeKind, image: DrawnImage): void {
+    const waiter = this.#waiters.get(kind)?.shift();
+    if (!waiter) {
+      this.#ready.get(kind)?.push(image);
+      return;
+    }
+    this.#waitingCount--;
+    clearTimeout(waiter.timer);
+    this.stats.waited++;
+    waiter.resolve(image);
   }
 
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
     for (const queue of this.#ready.values()) queue.length = 0;
+    for (const [kind, queue] of this.#waiters) {
+      for (const waiter of queue.splice(0)) {
+        clearTimeout(waiter.timer);
+        waiter.reject(new PoolEmpty(kind));
+      }
+    }
+    this.#waitingCount = 0;
   }
 
-  /** The kind furthest from full (ready + being drawn), or undefined when every kind is full. */
+  /**
+   * The kind furthest from full (ready + being drawn − takes waiting for it), or undefined when every kind
+   * is full.
+   */
   #neediest(): ChallengeKind | undefined {
     let best: ChallengeKind | undefined;
     let bestHave = this.options.perKind;
     for (const kind of this.options.kinds) {
-      const have = (this.#ready.get(kind)?.length ?? 0) + (this.#pending.get(kind) ?? 0);
+      const have =
+        (this.#ready.get(kind)?.length ?? 0) +
+        (this.#pending.get(kind) ?? 0) -
+        (this.#waiters.get(kind)?.length ?? 0);
       if (have < bestHave) [best, bestHave] = [kind, have];
     }
     return best;
@@ -104,7 +194,7 @@ export class ImagePool {
           this.#settle(kind);
           if (this.#closed) return;
           this.stats.rendered++;
-          this.#ready.get(kind)?.push(image);
+          this.#deliver(kind, image);
           this.#refill();
         },
         () => {
@@ -193,17 +283,27 @@ export class ImageWorkers {
 const poolEnv = z.object({
   IMAGE_POOL_SIZE: z.coerce.number().int().min(0).max(256).default(8),
   IMAGE_POOL_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
+  IMAGE_POOL_WAITING: z.coerce.number().int().min(0).max(10_000).default(64),
 });
 
-/** IMAGE_POOL_SIZE (challenges ready per kind; 0 draws every challenge inline) and IMAGE_POOL_WORKERS. */
+/**
+ * IMAGE_POOL_SIZE (challenges ready per kind; 0 draws every challenge inline), IMAGE_POOL_WORKERS and
+ * IMAGE_POOL_WAITING (requests that may wait for a render when their kind is empty; beyond them, 503; 0 draws
+ * inline on the request instead, as before the pool).
+ */
 export function imagePoolSettings(env: NodeJS.ProcessEnv = process.env): {
   perKind: number;
   workers: number;
+  waiting: number;
 } {
   const parsed = poolEnv.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  return { perKind: parsed.data.IMAGE_POOL_SIZE, workers: parsed.data.IMAGE_POOL_WORKERS };
+  return {
+    perKind: parsed.data.IMAGE_POOL_SIZE,
+    workers: parsed.data.IMAGE_POOL_WORKERS,
+    waiting: parsed.data.IMAGE_POOL_WAITING,
+  };
 }

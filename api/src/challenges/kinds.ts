@@ -8,6 +8,7 @@ import {
   verifyChallenge,
   viewToJson,
 } from '@gatehouse/core/challenges';
+import { GatehouseError } from '@gatehouse/core/errors';
 import {
   createPuzzle,
   difficultyForScore,
@@ -17,7 +18,7 @@ import {
   TEST_MODE_POW,
   wellFormedSolution,
 } from '@gatehouse/core/pow';
-import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings } from './image-pool.ts';
+import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings, PoolEmpty } from './image-pool.ts';
 import type { SealedChallenge } from './sealed-challenge.ts';
 
 /**
@@ -70,7 +71,7 @@ let pool: ImagePool | null | undefined;
  */
 export function imagePool(): ImagePool | null {
   if (pool !== undefined) return pool;
-  const { perKind, workers } = imagePoolSettings();
+  const { perKind, workers, waiting } = imagePoolSettings();
   if (perKind === 0) {
     pool = null;
     return pool;
@@ -82,13 +83,29 @@ export function imagePool(): ImagePool | null {
     render: threads.draw,
     inline: drawInline,
     concurrency: workers,
+    waiting,
   }).start();
   return pool;
 }
 
-/** A unique challenge of the kind: popped from the pool (served once), or drawn inline when it is empty. */
-export function makeImage(kind: ChallengeKind): Promise<DrawnImage> {
-  return imagePool()?.take(kind) ?? drawInline(kind);
+/**
+ * A unique challenge of the kind: popped from the pool (served once), or the next one its workers draw; when
+ * too many requests already wait for one, the request is shed with 503 and Retry-After (drawing never runs
+ * on the event loop, whatever the flood). Without a pool (IMAGE_POOL_SIZE=0) it is drawn inline.
+ */
+export async function makeImage(kind: ChallengeKind): Promise<DrawnImage> {
+  const pool = imagePool();
+  if (!pool) return drawInline(kind);
+  try {
+    return await pool.take(kind);
+  } catch (error) {
+    if (!(error instanceof PoolEmpty)) throw error;
+    throw new GatehouseError(
+      'service_unavailable',
+      'Image challenges are being drawn faster than they are requested: try again in a moment.',
+      { 'Retry-After': '1' },
+    );
+  }
 }
 
 export function checkImage(kind: ChallengeKind, answer: unknown, submission: unknown): Verdict {
