@@ -8,7 +8,7 @@ import {
   NOISE_AMPLITUDE,
 } from './backgrounds.ts';
 import { encodeCanvas } from './image.ts';
-import { chance, int, type Random } from './random.ts';
+import { chance, int, type Random, range } from './random.ts';
 import {
   checkTrajectory,
   KEYBOARD_LARGE_STEP_PX,
@@ -118,36 +118,144 @@ function decoySides(rng: Random, real: PieceSides): PieceSides {
   }
 }
 
-/** Darkens a gap and rims it, as the hole the piece fits into. */
-function drawGap(ctx: SKRSContext2D, x: number, y: number, sides: PieceSides): void {
+/** Rims a gap's outline, as the edge of the hole the piece fits into. */
+function rimGap(ctx: SKRSContext2D, x: number, y: number, sides: PieceSides): void {
   ctx.beginPath();
   tracePiece(ctx, x, y, sides);
-  ctx.fillStyle = 'rgba(0, 0, 0, 0.5)';
-  ctx.fill();
   ctx.lineWidth = 1.5;
   ctx.strokeStyle = 'rgba(255, 255, 255, 0.75)';
   ctx.stroke();
 }
 
-/** Cuts the piece out of the (undamaged) background. */
-function cutPiece(source: Canvas, x: number, y: number, sides: PieceSides): Canvas {
-  const piece = createCanvas(PIECE_SIZE, PIECE_SIZE);
-  const ctx = piece.getContext('2d');
+/** The standby's gap: the background under it darkened, then rimmed. */
+function drawGap(ctx: SKRSContext2D, x: number, y: number, sides: PieceSides): void {
+  ctx.beginPath();
+  tracePiece(ctx, x, y, sides);
+  ctx.fillStyle = 'rgba(0, 0, 0, 0.5)';
+  ctx.fill();
+  rimGap(ctx, x, y, sides);
+}
+
+/**
+ * A full-detail gap: the hole shows `fill` (a canvas drawn at `fx, fy` relative to the gap), darkened,
+ * then rimmed. The real gap is filled from elsewhere in the picture, so its pixels are not the piece's.
+ */
+function drawFilledGap(
+  ctx: SKRSContext2D,
+  x: number,
+  y: number,
+  sides: PieceSides,
+  fill: Canvas,
+  fx: number,
+  fy: number,
+  shade: number,
+): void {
   ctx.save();
   ctx.beginPath();
-  tracePiece(ctx, 0, 0, sides);
+  tracePiece(ctx, x, y, sides);
   ctx.clip();
-  ctx.drawImage(source, -x, -y);
+  ctx.drawImage(fill, x + fx, y + fy);
+  ctx.fillStyle = `rgba(0, 0, 0, ${shade.toFixed(2)})`;
+  ctx.fillRect(x, y, PIECE_SIZE, PIECE_SIZE);
   ctx.restore();
-  // A bright rim with a dark edge, so the piece stands out on any background.
-  ctx.beginPath();
-  tracePiece(ctx, 0, 0, sides);
-  ctx.lineWidth = 2.5;
-  ctx.strokeStyle = 'rgba(0, 0, 0, 0.45)';
-  ctx.stroke();
-  ctx.lineWidth = 1.5;
-  ctx.strokeStyle = 'rgba(255, 255, 255, 0.95)';
-  ctx.stroke();
+  rimGap(ctx, x, y, sides);
+}
+
+/** Runs `draw` with the canvas turned by `angle` about the piece's centre. */
+function turned(ctx: SKRSContext2D, angle: number, draw: () => void): void {
+  ctx.save();
+  ctx.translate(PIECE_SIZE / 2, PIECE_SIZE / 2);
+  ctx.rotate(angle);
+  ctx.translate(-PIECE_SIZE / 2, -PIECE_SIZE / 2);
+  draw();
+  ctx.restore();
+}
+
+/**
+ * Cuts the piece's picture out of the (undamaged) background, turned by `angle` about its centre and
+ * lit by a gradient from a random side (full detail), without its rim.
+ */
+function cutPiece(source: Canvas, x: number, y: number, sides: PieceSides, angle = 0, rng?: Random): Canvas {
+  const piece = createCanvas(PIECE_SIZE, PIECE_SIZE);
+  const ctx = piece.getContext('2d');
+  turned(ctx, angle, () => {
+    ctx.beginPath();
+    tracePiece(ctx, 0, 0, sides);
+    ctx.clip();
+    ctx.drawImage(source, -x, -y);
+    if (rng) {
+      // Lighting: brighter on one side, darker on the other, so its pixels are not the scene's.
+      const a = range(rng, 0, Math.PI * 2);
+      const c = PIECE_SIZE / 2;
+      const light = ctx.createLinearGradient(
+        c - Math.cos(a) * c,
+        c - Math.sin(a) * c,
+        c + Math.cos(a) * c,
+        c + Math.sin(a) * c,
+      );
+      light.addColorStop(0, `rgba(255, 255, 255, ${range(rng, 0.2, 0.35).toFixed(2)})`);
+      light.addColorStop(1, `rgba(0, 0, 0, ${range(rng, 0.2, 0.35).toFixed(2)})`);
+      ctx.fillStyle = light;
+      ctx.fillRect(0, 0, PIECE_SIZE, PIECE_SIZE);
+    }
+  });
+  return piece;
+}
+
+/** A bright rim with a dark edge, so the piece stands out on any background. */
+function rimPiece(piece: Canvas, sides: PieceSides, angle: number): void {
+  const ctx = piece.getContext('2d');
+  turned(ctx, angle, () => {
+    ctx.beginPath();
+    tracePiece(ctx, 0, 0, sides);
+    ctx.lineWidth = 2.5;
+    ctx.strokeStyle = 'rgba(0, 0, 0, 0.45)';
+    ctx.stroke();
+    ctx.lineWidth = 1.5;
+    ctx.strokeStyle = 'rgba(255, 255, 255, 0.95)';
+    ctx.stroke();
+  });
+}
+
+/** A copy of the canvas as it is now. */
+function snapshot(source: Canvas): Canvas {
+  const copy = createCanvas(source.width, source.height);
+  copy.getContext('2d').drawImage(source, 0, 0);
+  return copy;
+}
+
+/** Degrees the full-detail piece is turned by, either way: enough to misalign an unturned outline template. */
+const TURN_DEG = [10, 20] as const;
+
+/**
+ * Full detail: the real gap and a decoy of another outline on the same row, both showing a darkened patch
+ * of the picture from somewhere else, so neither holds the piece's pixels (a template match of the
+ * piece's picture finds nothing); the piece is turned and lit (an unturned outline template misaligns).
+ * A person matches the outline, turned or not, at a glance. Returns the piece, rimmed.
+ */
+function drawHardenedGaps(bg: Canvas, rng: Random, x: number, y: number, sides: PieceSides): Canvas {
+  const ctx = bg.getContext('2d');
+  const clean = snapshot(bg);
+  const angle = ((range(rng, TURN_DEG[0], TURN_DEG[1]) * Math.PI) / 180) * (chance(rng, 0.5) ? 1 : -1);
+  const piece = cutPiece(clean, x, y, sides, angle, rng);
+  // A decoy of another shape on the same row (pieceY is public), at least a piece away.
+  const left = x - PIECE_SIZE - 8 >= MIN_GAP_X;
+  const right = x + PIECE_SIZE + 8 <= TRACK_MAX - 4;
+  const goLeft = left && (!right || chance(rng, 0.5));
+  const dx = goLeft ? int(rng, MIN_GAP_X, x - PIECE_SIZE - 8) : int(rng, x + PIECE_SIZE + 8, TRACK_MAX - 4);
+  const dy = Math.min(SLIDE_HEIGHT - PIECE_SIZE - 4, Math.max(4, y + int(rng, -4, 4)));
+  for (const [gx, gy, gSides] of [
+    [x, y, sides],
+    [dx, dy, decoySides(rng, sides)],
+  ] as const) {
+    // A patch from at least a piece's width away, anywhere in the picture.
+    let sx = 0;
+    do sx = int(rng, 0, SLIDE_WIDTH - PIECE_SIZE);
+    while (Math.abs(sx - gx) < PIECE_SIZE);
+    const sy = int(rng, 0, SLIDE_HEIGHT - PIECE_SIZE);
+    drawFilledGap(ctx, gx, gy, gSides, clean, -sx, -sy, range(rng, 0.35, 0.55));
+  }
+  rimPiece(piece, sides, angle);
   return piece;
 }
 
@@ -160,26 +268,20 @@ export async function generateSlide(rng: Random, options: SlideOptions = {}): Pr
   drawBackground(ctx, rng, { width: SLIDE_WIDTH, height: SLIDE_HEIGHT, detail });
   if (detail === 'full') {
     drawDistractorLines(ctx, rng, SLIDE_WIDTH, SLIDE_HEIGHT, int(rng, 2, 4));
-    // Before the cut, so piece and gap carry the same grain and pixel differencing finds no seam.
+    // Before the cut, so the piece and its surroundings carry the same grain: no seam to find.
     addNoise(ctx, rng, SLIDE_WIDTH, SLIDE_HEIGHT, NOISE_AMPLITUDE);
   }
 
   const x = int(rng, MIN_GAP_X, TRACK_MAX - 4);
   const y = int(rng, 4, SLIDE_HEIGHT - PIECE_SIZE - 4);
   const sides = randomSides(rng);
-  const piece = cutPiece(bg, x, y, sides);
-  drawGap(ctx, x, y, sides);
-  if (detail === 'full') {
-    // A decoy gap of another shape on the same row, at least a piece away: "find the dark blob" bots
-    // must now also match shapes, which a person does at a glance. Same row, since pieceY is public.
-    const left = x - PIECE_SIZE - 8 >= MIN_GAP_X;
-    const right = x + PIECE_SIZE + 8 <= TRACK_MAX - 4;
-    const goLeft = left && (!right || chance(rng, 0.5));
-    const dx = goLeft ? int(rng, MIN_GAP_X, x - PIECE_SIZE - 8) : int(rng, x + PIECE_SIZE + 8, TRACK_MAX - 4);
-    const dy = Math.min(SLIDE_HEIGHT - PIECE_SIZE - 4, Math.max(4, y + int(rng, -4, 4)));
-    drawGap(ctx, dx, dy, decoySides(rng, sides));
+  let piece: Canvas;
+  if (detail === 'full') piece = drawHardenedGaps(bg, rng, x, y, sides);
+  else {
+    piece = cutPiece(bg, x, y, sides);
+    rimPiece(piece, sides, 0);
+    drawGap(ctx, x, y, sides);
   }
-
   const [background, pieceImage] = await Promise.all([encodeCanvas(bg, format), encodeCanvas(piece, format)]);
   return {
     kind: 'slide',

@@ -83,6 +83,8 @@ export function humanKeys(rng: Random, targetX: number): TrajectoryPoint[] {
     press(x < targetX ? KEYBOARD_STEP_PX : -KEYBOARD_STEP_PX, pause);
     pause = range(rng, 90, 350);
   }
+  // A look at the fit, then Enter: the confirming point, where the piece already is.
+  press(0, range(rng, 250, 900));
   return points;
 }
 
@@ -113,11 +115,14 @@ export function easedRailDrag(rng: Random, targetX: number, durationMs: number):
   return points;
 }
 
-/** A script pressing the arrow key on a fixed timer. */
+/** A script pressing the arrow key on a fixed timer, then Enter on the same beat. */
 export function timerKeys(targetX: number, intervalMs: number): TrajectoryPoint[] {
   const points: TrajectoryPoint[] = [];
-  for (let x = KEYBOARD_STEP_PX, t = 0; x <= targetX + 2; x += KEYBOARD_STEP_PX, t += intervalMs) {
+  let t = 0;
+  for (let x = KEYBOARD_STEP_PX; x <= targetX + 2; x += KEYBOARD_STEP_PX, t += intervalMs) {
     points.push({ t, x, y: 0 });
   }
+  const last = points[points.length - 1] as TrajectoryPoint;
+  points.push({ t: last.t + intervalMs, x: last.x, y: 0 });
   return points;
 }

@@ -142,6 +142,7 @@ describe('checkTrajectory, keyboard', () => {
       keys([
         { t: 0, x: 20, y: 0 },
         { t: 400, x: 40, y: 0 },
+        { t: 900, x: 40, y: 0 },
       ]),
     ).toBe('too_few_samples');
   });
@@ -158,15 +159,32 @@ describe('checkTrajectory, keyboard', () => {
       { t: 300, x: TRACK_MAX - 20, y: 0 },
       { t: 700, x: TRACK_MAX - 20 - KEYBOARD_STEP_PX, y: 0 },
       { t: 880, x: TRACK_MAX - 20 - 2 * KEYBOARD_STEP_PX, y: 0 },
+      { t: 1300, x: TRACK_MAX - 20 - 2 * KEYBOARD_STEP_PX, y: 0 },
     ];
     expect(keys(p)).toBeNull();
   });
 
+  /** A timer script that waits before confirming, so that step 7 passes and step 6 is what judges it. */
+  const lateConfirm = (p: TrajectoryPoint[]): TrajectoryPoint[] => {
+    (p[p.length - 1] as TrajectoryPoint).t += 400;
+    return p;
+  };
+
   it('step 6: refuses presses faster than any key repeat', () => {
-    expect(keys(timerKeys(150, 10))).toBe('too_fast');
+    expect(keys(lateConfirm(timerKeys(150, 10)))).toBe('too_fast');
   });
 
   it('step 6: refuses a fixed timer', () => {
-    expect(keys(timerKeys(150, 60))).toBe('constant_speed');
+    expect(keys(lateConfirm(timerKeys(150, 60)))).toBe('constant_speed');
+  });
+
+  it('step 7: refuses a run confirmed on the beat of its moves, or not confirmed at all', () => {
+    expect(keys(timerKeys(150, 60))).toBe('too_fast');
+    const p = humanKeys(seededRandom('k3'), 150);
+    const confirm = p[p.length - 1] as TrajectoryPoint;
+    const lastMove = p[p.length - 2] as TrajectoryPoint;
+    expect(keys([...p.slice(0, -1), { ...confirm, t: lastMove.t + 100 }])).toBe('too_fast');
+    expect(keys(p.slice(0, -1))).toBe('inconsistent');
+    expect(keys(p)).toBeNull();
   });
 });

@@ -41,6 +41,12 @@ export const TRAJECTORY_LIMITS = {
    */
   minKeyIntervalVariation: 0.05,
   minKeyIntervalsJudged: 5,
+  /**
+   * A keyboard run ends with the confirming key (Enter or Space, a point that does not move) at least this
+   * long after the last move: a person presses it after seeing the piece sit in the gap, and a visual
+   * reaction takes 200 ms or more; a script's loop presses it on its usual beat.
+   */
+  minConfirmMs: 150,
 } as const;
 
 /** Arrow keys move the piece by `step` px, Shift+Arrow or PageUp/PageDown by `largeStep`; Home/End jump. */
@@ -119,8 +125,14 @@ function checkDrag(points: readonly TrajectoryPoint[], finalX: number): RejectRe
   return null;
 }
 
-/** Keyboard solutions: steps 4–6. Returns the first failed check, or null. */
-function checkKeys(points: readonly TrajectoryPoint[], trackMax: number): RejectReason | null {
+/** Keyboard solutions: steps 4–7. Returns the first failed check, or null. */
+function checkKeys(all: readonly TrajectoryPoint[], trackMax: number): RejectReason | null {
+  // 7 (first, as it splits the run): the last point is the confirming key, a pause after the last move.
+  const confirm = all[all.length - 1] as TrajectoryPoint;
+  const points = all.slice(0, -1);
+  const lastMove = points[points.length - 1];
+  if (!lastMove || Math.abs(confirm.x - lastMove.x) > 0.01) return 'inconsistent';
+  if (confirm.t - lastMove.t < L.minConfirmMs) return 'too_fast';
   // 4. Enough key presses to have reached any gap.
   if (points.length < L.minKeySamples) return 'too_few_samples';
   // 5. Every move is one the widget makes: a step, a large step, or a jump to either end (Home/End).

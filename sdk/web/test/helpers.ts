@@ -175,6 +175,7 @@ export async function dragInstantly(page: Page, handle: Locator, dx: number, sca
 
 /** Presses a key after a human-ish pause (irregular, 60–180 ms). */
 export async function press(page: Page, key: string): Promise<void> {
-  await sleep(60 + Math.random() * 120);
+  // Enter confirms: a person looks at the result first (the slide refuses a confirmation on the beat).
+  await sleep(60 + Math.random() * 120 + (key === 'Enter' ? 250 : 0));
   await page.keyboard.press(key);
 }

@@ -160,6 +160,8 @@ export function slide(ctx: KindContext, view: SlideView): Kind {
       points.push({ t: round1(e.timeStamp - keyT0), x: round1(x), y: 0 });
     } else if ((e.key === 'Enter' || e.key === ' ') && keyT0 >= 0) {
       e.preventDefault();
+      // The confirming key is the run's last point: the server checks the pause before it.
+      points.push({ t: round1(e.timeStamp - keyT0), x: round1(x), y: 0 });
       send('keyboard');
     }
   });
