@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
 import { AuthThrottle } from './auth-throttle.ts';
+import { AlternativeCounter } from './challenges/alternative-limit.ts';
 import type { Config } from './config.ts';
 import { RiskDecisions } from './console/decisions.ts';
 import { UsageRollup } from './console/usage.ts';
@@ -97,6 +98,7 @@ export async function bootstrap(
     },
     syncToken,
     issuanceLimiter,
+    alternatives: new AlternativeCounter(redis),
     authThrottle: new AuthThrottle(config.authThrottle, log, redis),
     usage,
     decisions: new RiskDecisions(),

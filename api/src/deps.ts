@@ -6,6 +6,7 @@ import type { TokenKeys } from '@gatehouse/core/tokens';
 import type { Logger } from 'pino';
 import type { AppRepository } from './apps/repository.ts';
 import type { AuthThrottle } from './auth-throttle.ts';
+import type { AlternativeCounter } from './challenges/alternative-limit.ts';
 import type { Config } from './config.ts';
 import type { RiskDecisions } from './console/decisions.ts';
 import type { UsageRollup } from './console/usage.ts';
@@ -33,6 +34,8 @@ export interface Deps {
   /** Bearer token of the standby's snapshot (STANDBY_SYNC_TOKEN, else generated): never the admin token. */
   syncToken: string;
   issuanceLimiter: IssuanceLimiter;
+  /** Accessible alternatives taken per client address and hour (REDIS_URL: shared by every instance). */
+  alternatives: AlternativeCounter;
   /** Failed authentication counted per source and credential (REDIS_URL: shared by every instance). */
   authThrottle: AuthThrottle;
   risk: RiskEngine;

@@ -1,5 +1,6 @@
 import { ERROR_STATUS, type ErrorCode, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
 import { appSettingsPatch, createAppBody } from './apps/settings.ts';
+import { alternativeBody } from './challenges/alternative.ts';
 import { initBody } from './challenges/init.ts';
 import { submitBody } from './challenges/submit.ts';
 import { consolePaths } from './console/openapi-paths.ts';
@@ -136,7 +137,19 @@ const challengeStart = {
         image: {
           type: 'object',
           required: ['kind', 'view'],
-          properties: { kind: { enum: ['slide', 'click', 'select'] }, view: { type: 'object' } },
+          properties: {
+            kind: { enum: ['slide', 'click', 'select'] },
+            view: { type: 'object' },
+            alternative: {
+              const: true,
+              description: 'POST /v1/challenge/alternative offers a proof-of-work instead of the picture.',
+            },
+            keyboard_pow: {
+              type: 'object',
+              description:
+                'Slide only: a slide answer with input "keyboard" must carry this puzzle\'s solution as answer.pow.',
+            },
+          },
         },
       },
       additionalProperties: false,
@@ -385,6 +398,45 @@ export const openapiDocument = {
             'rate_limited',
             'database_unavailable',
           ),
+        },
+      },
+    },
+    '/v1/challenge/alternative': {
+      post: {
+        summary:
+          'The accessible alternative to an image challenge: a longer proof-of-work instead of the picture, one per challenge, limited per address and hour (docs/accessibility.md). Submit its solution with the original challenge as answer: {alternative: ticket, pow: solution}.',
+        requestBody: { required: true, ...json(body(alternativeBody)) },
+        responses: {
+          '200': {
+            description: 'The sealed ticket and its puzzle',
+            ...json(
+              ok({
+                type: 'object',
+                required: ['ticket', 'pow', 'seconds', 'expires_in'],
+                properties: {
+                  ticket: { type: 'string' },
+                  pow: { type: 'object', description: 'Proof-of-work puzzle (core/src/pow).' },
+                  seconds: { type: 'number', description: 'Expected solve time of one browser core' },
+                  expires_in: { type: 'integer' },
+                },
+                additionalProperties: false,
+              }),
+            ),
+          },
+          ...errors(
+            ...bodyErrors,
+            'invalid_app_key',
+            'app_disabled',
+            'challenge_not_found',
+            'challenge_expired',
+            'database_unavailable',
+          ),
+          '429': {
+            ...errors('rate_limited')['429'],
+            headers: {
+              'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+            },
+          },
         },
       },
     },

@@ -90,3 +90,15 @@ export async function burnChallenge(db: Database, id: string, maxAttempts: numbe
 export async function purgeExpiredAttempts(db: Database): Promise<void> {
   await db.delete(challengeAttempts).where(sql`${challengeAttempts.expiresAt} < now() - interval '1 hour'`);
 }
+
+/** A challenge's submissions so far and whether it is solved; undefined before its first submission. */
+export async function attemptState(
+  db: Database,
+  id: string,
+): Promise<{ attempts: number; solved: boolean } | undefined> {
+  const [row] = await db
+    .select({ attempts: challengeAttempts.attempts, solvedAt: challengeAttempts.solvedAt })
+    .from(challengeAttempts)
+    .where(eq(challengeAttempts.id, id));
+  return row && { attempts: row.attempts, solved: row.solvedAt !== null };
+}

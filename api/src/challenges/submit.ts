@@ -3,6 +3,7 @@ import { MAX_SEALED_LENGTH } from '@gatehouse/core/sealed';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
 import { mintPassToken } from '../tokens/pass-tokens.ts';
+import { openTicket } from './alternative.ts';
 import { burnChallenge, markSolved, takeAttempt } from './attempts.ts';
 import { checkImage, maxAttempts, powWellFormed, spotCheckPow } from './kinds.ts';
 import { openChallenge } from './sealed-challenge.ts';
@@ -23,11 +24,12 @@ export interface SubmitResult {
 }
 
 /**
- * Answer submission: 1. open the sealed challenge (forged, altered or another app's: not found),
- * 2. expiry, 3. take an attempt slot (solved already: not found; too many wrong answers: expired),
- * 4. check the proof-of-work's shape and the image answer (no hash), then one random sub-puzzle (one hash;
- * a failure burns the challenge), 5. mark it solved (one pass token per challenge),
- * 6. mint the pass token with the captcha_args recorded at initialization.
+ * Answer submission: 1. open the sealed challenge (forged, altered or another app's: not found), and the
+ * alternative's ticket when the answer carries one (docs/accessibility.md), 2. expiry (the ticket's, when
+ * there is one), 3. take an attempt slot (solved already: not found; too many wrong answers: expired),
+ * 4. check the proofs-of-work's shape and the image answer (no hash), then one random sub-puzzle of each
+ * (one hash each; a failure burns the challenge), 5. mark it solved (one pass token per challenge),
+ * 6. mint the pass token with the captcha_args recorded at initialization, and how it was solved.
  */
 export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<SubmitResult> {
   const app = await deps.apps.findByKey(body.app_key);
@@ -35,7 +37,13 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
   if (app.disabledAt) throw new GatehouseError('app_disabled');
   const challenge = openChallenge(deps.keys, app.id, body.challenge);
   if (!challenge || challenge.id !== body.challenge_id) throw new GatehouseError('challenge_not_found');
-  if (challenge.exp * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
+  const answer = (typeof body.answer === 'object' && body.answer) || {};
+  const ticket =
+    challenge.img && 'alternative' in answer
+      ? openTicket(deps.keys, app.id, challenge.id, answer.alternative)
+      : undefined;
+  if (ticket === null) throw new GatehouseError('challenge_not_found', 'This alternative is not valid.');
+  if ((ticket?.exp ?? challenge.exp) * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
 
   const limit = maxAttempts(challenge);
   const slot = await takeAttempt(deps.db, challenge, limit);
@@ -47,12 +55,24 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
 
   // Cheap checks first (no hash): the proof-of-work's shape, then the image answer. A wrong answer costs an
   // attempt slot and no hash; the one hash is spent only on a submission that is otherwise right.
+  // The extra proof-of-work in the answer: the alternative's instead of the picture, or the keyboard's beside it.
+  const keyboard =
+    !ticket && challenge.kpow !== undefined && 'input' in answer && answer.input === 'keyboard';
+  const extra = ticket ? ticket.pow : keyboard ? challenge.kpow : undefined;
+  const extraSolution = 'pow' in answer ? answer.pow : undefined;
   const pow = challenge.pow;
-  const powFormed = pow === undefined || powWellFormed(pow, body.pow);
-  const imageCheck = challenge.img
-    ? checkImage(challenge.img.kind, challenge.img.answer, body.answer)
-    : { ok: true };
-  const powOk = powFormed && (pow === undefined || !imageCheck.ok || (await spotCheckPow(pow, body.pow)));
+  const powFormed =
+    (pow === undefined || powWellFormed(pow, body.pow)) &&
+    (extra === undefined || powWellFormed(extra, extraSolution));
+  const imageCheck =
+    challenge.img && !ticket
+      ? checkImage(challenge.img.kind, challenge.img.answer, body.answer)
+      : { ok: true };
+  const powOk =
+    powFormed &&
+    (!imageCheck.ok ||
+      ((pow === undefined || (await spotCheckPow(pow, body.pow))) &&
+        (extra === undefined || (await spotCheckPow(extra, extraSolution)))));
   if (!powOk || !imageCheck.ok) {
     // A failed proof-of-work burns the challenge: with one random sub-puzzle checked, a retry would be a
     // free second draw for a solution that skipped some (docs/pow.md).
@@ -85,7 +105,16 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
       pkg: challenge.pkg,
       solved_at: Math.floor(Date.now() / 1000),
       risk_score: challenge.score,
-      ...(challenge.rsn ? { risk_reasons: challenge.rsn } : {}),
+      ...(challenge.rsn || ticket || keyboard
+        ? {
+            // How it was solved, for the integrator: the keyboard path or the accessible alternative.
+            risk_reasons: [
+              ...(challenge.rsn ?? []),
+              ...(keyboard ? ['challenge.keyboard'] : []),
+              ...(ticket ? ['challenge.alternative'] : []),
+            ],
+          }
+        : {}),
     },
   });
   return { pass_token: passToken, challenge_id: challenge.id, expires_in: app.passTokenTtl };

@@ -1,6 +1,7 @@
 import { success } from '@gatehouse/core/errors';
 import { openCors, readBody } from '@gatehouse/core/http';
 import type Router from '@koa/router';
+import { alternativeBody, requestAlternative } from '../challenges/alternative.ts';
 import { initBody, initChallenge } from '../challenges/init.ts';
 import { submitBody, submitChallenge } from '../challenges/submit.ts';
 import type { Deps } from '../deps.ts';
@@ -30,6 +31,9 @@ export function challengeRoutes(router: Router, deps: Deps): void {
         },
       ),
     );
+  });
+  router.post('/v1/challenge/alternative', openCors, async function alternative(ctx) {
+    ctx.body = success(await requestAlternative(deps, readBody(ctx, alternativeBody), ctx.ip));
   });
   router.post('/v1/challenge/submit', openCors, async function submit(ctx) {
     ctx.body = success(await submitChallenge(deps, readBody(ctx, submitBody)));

@@ -1,0 +1,27 @@
+import { createPuzzle, DEFAULT_POW_POLICY, difficultyForScore, type Puzzle } from '@gatehouse/core/pow';
+import { z } from 'zod';
+
+/**
+ * Expected browser seconds of the extra proof-of-work a slide answer made with the keyboard carries (issue 15
+ * item 3): about the hard tier's work at score 90 (docs/accessibility.md, "The keyboard path"). The widget
+ * starts it at the first key press inside the challenge, so it runs while the person moves the piece.
+ */
+export const KEYBOARD_POW_SECONDS = 4.5;
+
+/** A puzzle costing `seconds` of one browser core on average (the default policy's hash and sub-puzzle sizes). */
+export function powForSeconds(seconds: number): Puzzle {
+  return createPuzzle(difficultyForScore(100, { ...DEFAULT_POW_POLICY, curve: [[0, seconds]] }));
+}
+
+const keyboardEnv = z.object({
+  KEYBOARD_POW_SECONDS: z.coerce.number().min(0.05).max(60).default(KEYBOARD_POW_SECONDS),
+});
+
+/** The keyboard puzzle of a slide challenge, priced by KEYBOARD_POW_SECONDS (tests lower it). */
+export function keyboardPow(env: NodeJS.ProcessEnv = process.env): Puzzle {
+  const parsed = keyboardEnv.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`Invalid configuration: KEYBOARD_POW_SECONDS: ${parsed.error.issues[0]?.message}`);
+  }
+  return powForSeconds(parsed.data.KEYBOARD_POW_SECONDS);
+}
