@@ -41,7 +41,7 @@ describe('planSelect', () => {
   it('property: exactly the answer tiles match the category, and 2–4 of them', () => {
     fc.assert(
       fc.property(fc.integer(), (seed) => {
-        const plan = planSelect(seededRandom(seed));
+        const plan = planSelect(seededRandom(seed), 0.35);
         expect(plan.indices.length).toBeGreaterThanOrEqual(2);
         expect(plan.indices.length).toBeLessThanOrEqual(4);
         expect([...plan.indices].sort((a, b) => a - b)).toEqual(plan.indices);
@@ -95,10 +95,14 @@ describe('generateSelect', () => {
     for (const c of challenges) expect(strip(c)).toEqual(first);
   });
 
-  it('draws the named colour on the matching tiles only (colour prompts)', async () => {
+  it('asks for shapes only by default (colour prompts fall to pixel counting)', () => {
+    for (const { view } of challenges) expect(view.prompt.key).toBe('challenge.select.prompt.shape');
+  });
+
+  it('draws the named colour on the matching tiles only (colour prompts, when asked for)', async () => {
     let checked = 0;
     for (let i = 0; checked < 6; i++) {
-      const c = await generateSelect(seededRandom(`colour-${i}`));
+      const c = await generateSelect(seededRandom(`colour-${i}`), { colourShare: 0.35 });
       const colour = c.view.prompt.params.colour as keyof typeof NAMED_COLOURS | undefined;
       if (!colour) continue;
       checked++;

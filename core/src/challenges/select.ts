@@ -61,6 +61,8 @@ export interface SelectChallenge {
 export interface SelectOptions {
   detail?: Detail;
   format?: ImageFormat;
+  /** Share of colour prompts, 0–1; default DEFAULT_COLOUR_SHARE (none). */
+  colourShare?: number;
 }
 
 /** The fixed tile rectangles: layout is public, only the contents vary. */
@@ -141,10 +143,17 @@ export interface SelectPlan {
   symbols: Array<Array<{ shape: Shape; fill: string }>>;
 }
 
+/**
+ * Share of colour prompts. Zero by default: a named colour is a pixel value, so counting pixels near it
+ * per tile solved every colour prompt in the adversarial harness (docs/adversarial.md). Kept as an option
+ * for tests and for operators who prefer them.
+ */
+export const DEFAULT_COLOUR_SHARE = 0;
+
 /** Chooses the category, the 2–4 matching tiles, and every tile's symbols. */
-export function planSelect(rng: Random): SelectPlan {
-  // 1. Category: shapes more often, since they need no colour vision.
-  const category: SelectCategory = chance(rng, 0.65)
+export function planSelect(rng: Random, colourShare = DEFAULT_COLOUR_SHARE): SelectPlan {
+  // 1. Category: a shape, or (when asked for) a colour.
+  const category: SelectCategory = !chance(rng, colourShare)
     ? { type: 'shape', shape: pick(rng, SHAPES) }
     : { type: 'colour', colour: pick(rng, COLOUR_NAMES) };
   // 2. Which tiles match.
@@ -158,7 +167,7 @@ export function planSelect(rng: Random): SelectPlan {
 export async function generateSelect(rng: Random, options: SelectOptions = {}): Promise<SelectChallenge> {
   const detail = options.detail ?? 'full';
   const format = options.format ?? 'webp';
-  const { category, indices, symbols } = planSelect(rng);
+  const { category, indices, symbols } = planSelect(rng, options.colourShare);
   // Paint the grid; the gaps stay white so tile borders are obvious.
   const canvas = createCanvas(SELECT_SIZE, SELECT_SIZE);
   const ctx = canvas.getContext('2d');

@@ -69,26 +69,35 @@ function bestCorrelation(bg: Pixels, piece: Pixels, y: number): number {
   return best;
 }
 
-/** Whether the gap's rim (a light line through the body's four corners) is at (x, y): PNG images only. */
-function rimAt(bg: Pixels, x: number, y: number): boolean {
+/**
+ * Luma just inside the body's edges near its corners (where tabs never are), over luma just outside:
+ * below 1 where a gap's inner shadow is.
+ */
+function edgeShade(bg: Pixels, x: number, y: number): number {
   const PAD = 12;
   const BODY = 40;
-  return [
+  let inside = 0;
+  let outside = 0;
+  for (const [cx, cy, ox, oy] of [
     [0, 0, -1, -1],
     [BODY, 0, 1, -1],
     [BODY, BODY, 1, 1],
     [0, BODY, -1, 1],
-  ].every(([cx, cy, ox, oy]) => {
-    const px = x + PAD + (cx as number);
-    const py = y + PAD + (cy as number);
-    const line = Math.max(
-      luma(bg, px, py),
-      luma(bg, px - 1, py),
-      luma(bg, px, py - 1),
-      luma(bg, px - 1, py - 1),
-    );
-    return line > luma(bg, px + 4 * (ox as number), py + 4 * (oy as number)) + 25;
-  });
+  ] as const) {
+    for (let k = 1; k <= 8; k++) {
+      // Along both edges from the corner: 3 px in, and 5 px out.
+      for (const [ax, ay] of [
+        [-ox * k, 0],
+        [0, -oy * k],
+      ] as const) {
+        const px = x + PAD + cx + ax;
+        const py = y + PAD + cy + ay;
+        inside += luma(bg, px - ox * 3 * (ax === 0 ? 1 : 0), py - oy * 3 * (ay === 0 ? 1 : 0));
+        outside += luma(bg, px + ox * 5 * (ax === 0 ? 1 : 0), py + oy * 5 * (ay === 0 ? 1 : 0));
+      }
+    }
+  }
+  return inside / outside;
 }
 
 describe('generateSlide', () => {
@@ -103,13 +112,13 @@ describe('generateSlide', () => {
     }
   });
 
-  it('puts the gap where the answer says: its rim runs through the four corners of the piece body there', async () => {
-    for (const seed of seeds.slice(0, 6)) {
-      const { view, answer } = await generateSlide(seededRandom(seed), { format: 'png' });
+  it('puts the gap where the answer says: the inside of the body edges is shaded there', async () => {
+    for (const { view, answer } of challenges) {
       const bg = await decode(view.background);
       expect(answer.y).toBe(view.pieceY);
-      expect(rimAt(bg, answer.x, answer.y)).toBe(true);
-      expect(rimAt(bg, answer.x + 9, answer.y + 9)).toBe(false);
+      expect(edgeShade(bg, answer.x, answer.y)).toBeLessThan(0.6);
+      // Not anywhere: 30 px off (inside the picture), the same measure finds no gap.
+      expect(edgeShade(bg, answer.x > 100 ? answer.x - 30 : answer.x + 30, answer.y)).toBeGreaterThan(0.6);
     }
   });
 

@@ -157,8 +157,16 @@ function drawFilledGap(
   ctx.drawImage(fill, x + fx, y + fy);
   ctx.fillStyle = `rgba(0, 0, 0, ${shade.toFixed(2)})`;
   ctx.fillRect(x, y, PIECE_SIZE, PIECE_SIZE);
+  // A soft inner shadow instead of a crisp rim: a person reads a hole; an edge detector gets a blur
+  // about as strong as the noise and the clutter's edges.
+  ctx.beginPath();
+  tracePiece(ctx, x, y, sides);
+  ctx.shadowColor = 'rgba(0, 0, 0, 0.8)';
+  ctx.shadowBlur = 6;
+  ctx.lineWidth = 5;
+  ctx.strokeStyle = 'rgba(0, 0, 0, 0.3)';
+  ctx.stroke();
   ctx.restore();
-  rimGap(ctx, x, y, sides);
 }
 
 /** Runs `draw` with the canvas turned by `angle` about the piece's centre. */
@@ -225,7 +233,7 @@ function snapshot(source: Canvas): Canvas {
 }
 
 /** Degrees the full-detail piece is turned by, either way: enough to misalign an unturned outline template. */
-const TURN_DEG = [10, 20] as const;
+const TURN_DEG = [15, 30] as const;
 
 /**
  * Full detail: the real gap and a decoy of another outline on the same row, both showing a darkened patch

@@ -101,6 +101,18 @@ describe('checkTrajectory, pointer and touch', () => {
     expect(drag(p)).toBe('erratic');
   });
 
+  it("step 6b: refuses a straight line with pixel jitter (the issue's script), at any duration", () => {
+    fc.assert(
+      fc.property(target, fc.integer({ min: 400, max: 3000 }), fc.string(), (x, ms, seed) => {
+        const rng = seededRandom(seed);
+        const line = linearDrag(rng, x, { durationMs: ms, yJitterPx: 2, sampleMs: [10, 24] }).map((p, i) =>
+          i === 0 ? p : { ...p, x: p.x + (rng.next() * 4 - 2) },
+        );
+        expect(drag(line)).not.toBeNull();
+      }),
+    );
+  });
+
   it('step 9: refuses a drag that ends at full speed', () => {
     // Accelerates, then stops dead on the last sample: no deceleration to aim.
     const p = Array.from({ length: 41 }, (_, i) => ({ t: i * 20, x: 150 * (i / 40) ** 2, y: i % 2 }));

@@ -27,6 +27,13 @@ export const TRAJECTORY_LIMITS = {
   /** Leftward movement allowed, as base px plus a fraction of the distance (overshoot and correction). */
   backtrackBasePx: 24,
   backtrackFraction: 0.5,
+  /**
+   * Reversals (a move of 1 px or more followed by one of 1 px or more the other way) allowed, as base plus
+   * a fraction of the samples: a hand overshoots and corrects a few times, and its tremor is well under a
+   * pixel per frame; random jitter added to a scripted line flips direction at every other sample.
+   */
+  maxReversalsBase: 4,
+  maxReversalsFraction: 0.05,
   /** Coefficient of variation of bucketed speeds below this is a machine's constant speed. */
   minSpeedVariation: 0.25,
   /** The first speed bucket must be at most this fraction of the peak (people accelerate)... */
@@ -112,6 +119,14 @@ function checkDrag(points: readonly TrajectoryPoint[], finalX: number): RejectRe
     if (dx < 0) backtrack -= dx;
   }
   if (backtrack > L.backtrackBasePx + L.backtrackFraction * Math.abs(finalX)) return 'erratic';
+  // 6b. Smooth: no pixel jitter flipping the direction sample after sample.
+  let reversals = 0;
+  for (let i = 2; i < points.length; i++) {
+    const a = (points[i - 1] as TrajectoryPoint).x - (points[i - 2] as TrajectoryPoint).x;
+    const b = (points[i] as TrajectoryPoint).x - (points[i - 1] as TrajectoryPoint).x;
+    if (Math.abs(a) >= 1 && Math.abs(b) >= 1 && Math.sign(a) !== Math.sign(b)) reversals++;
+  }
+  if (reversals > L.maxReversalsBase + L.maxReversalsFraction * points.length) return 'erratic';
   // 7. Off-axis jitter: a hand drifts vertically, a script on a rail does not.
   const ys = points.map((p) => p.y);
   if (Math.max(...ys) - Math.min(...ys) < L.minYRangePx) return 'too_straight';

@@ -69,8 +69,8 @@
   }
 
   /** The solver: normalised cross-correlation of the piece's pixels along its row. */
-  function slideContent() {
-    const { bg, pc, pieceY } = slideImages();
+  function slideContent(input = slideImages()) {
+    const { bg, pc, pieceY } = input;
     const { inner } = pieceMasks(pc);
     const B = greyPlane(bg);
     const P = inner.map(([x, y]) => grey(pc.d, (y * pc.w + x) * 4));
@@ -94,8 +94,8 @@
   }
 
   /** A shape matcher: the piece's outline laid over the background's edges, along its row. */
-  function slideOutline() {
-    const { bg, pc, pieceY } = slideImages();
+  function slideOutline(input = slideImages()) {
+    const { bg, pc, pieceY } = input;
     const { ring } = pieceMasks(pc);
     const E = sobel(greyPlane(bg), bg.w, bg.h);
     let best = { x: 0, score: -1 };
@@ -133,6 +133,10 @@
             inside.push([x, y]);
           }
         }
+        // At most ~250 points inside: a sample of the template scores as well and keeps a page responsive.
+        const stride = Math.max(1, Math.floor(inside.length / 250));
+        const full = inside.splice(0, inside.length);
+        for (let k = 0; k < full.length; k += stride) inside.push(full[k]);
         for (const [x, y] of inside)
           for (const [dx, dy] of [
             [4, 0],
