@@ -49,7 +49,7 @@ function loadScript(file: string, hosts: string[], done: () => boolean): Promise
   return new Promise((resolve, reject) => {
     const attempt = (i: number) => {
       const url = urls[i];
-      if (!url) return reject(new Error(`cannot load ${file} (tried ${urls.join(', ')})`));
+      if (!url) return reject(unreachable(file, urls));
       const el = document.createElement('script');
       el.src = url;
       el.async = true;
@@ -83,6 +83,9 @@ function loadScript(file: string, hosts: string[], done: () => boolean): Promise
   });
 }
 
+const unreachable = (file: string, urls: string[]) =>
+  new Error(`cannot load ${file} (tried ${urls.join(', ')})`);
+
 /** A lazily loaded file's bytes from the first URL that serves the expected ones (the worker's source). */
 export async function fetchChunk(file: string, hosts: string[], signal: AbortSignal): Promise<Blob> {
   const urls = chunkUrls(file, hosts);
@@ -101,28 +104,37 @@ export async function fetchChunk(file: string, hosts: string[], signal: AbortSig
       signal.removeEventListener('abort', abort);
     }
   }
-  throw new Error(`cannot load ${file} (tried ${urls.join(', ')})`);
+  throw unreachable(file, urls);
 }
 
-let ui: Promise<ChallengeUi> | undefined;
+const loaded = new Map<string, Promise<unknown>>();
 
-/** Loads the challenge UI once (from the first host that serves it), which registers itself on a global. */
+/**
+ * Runs a lazily loaded file once (from the first host that serves it) and answers what it registers on its
+ * global; a failure is forgotten, so the next call tries again.
+ */
+function loadRegistered<T>(file: string, global: string, hosts: string[]): Promise<T> {
+  const registered = () => (globalThis as Record<string, unknown>)[global] as T | undefined;
+  let pending = loaded.get(file);
+  if (!pending) {
+    pending = (async () => {
+      if (!registered()) await loadScript(file, hosts, () => !!registered());
+      const value = registered();
+      if (!value) throw new Error(`${file} did not register`);
+      return value;
+    })().catch((error) => {
+      loaded.delete(file);
+      throw error;
+    });
+    loaded.set(file, pending);
+  }
+  return pending as Promise<T>;
+}
+
+/** Loads the challenge UI once, which registers itself on a global. */
 export function loadUi(hosts: string[] = []): Promise<ChallengeUi> {
-  const registered = () => (globalThis as Record<string, unknown>)[UI_GLOBAL] as ChallengeUi | undefined;
-  ui ??= (async () => {
-    if (!registered()) await loadScript(UI_FILE, hosts, () => !!registered());
-    const loaded = registered();
-    if (!loaded) throw new Error('the challenge UI did not register');
-    return loaded;
-  })().catch((error) => {
-    ui = undefined;
-    throw error;
-  });
-  return ui;
+  return loadRegistered(UI_FILE, UI_GLOBAL, hosts);
 }
-
-type Table = Record<string, string>;
-let pack: Promise<Table> | undefined;
 
 /**
  * The translator for `lang`, after loading the language pack (i18n-pack.ts) once, as a classic script
@@ -130,15 +142,7 @@ let pack: Promise<Table> | undefined;
  */
 export function loadLanguage(lang: string, hosts: string[] = []): Promise<(key: LoaderKey) => string> {
   if (lang === 'en') return Promise.resolve(translator());
-  const registered = () => (globalThis as Record<string, unknown>)[I18N_GLOBAL] as Table | undefined;
-  pack ??= (async () => {
-    if (!registered()) await loadScript(I18N_FILE, hosts, () => !!registered());
-    const table = registered();
-    if (!table) throw new Error('the language pack did not register');
-    return table;
-  })().catch((error) => {
-    pack = undefined;
-    throw error;
-  });
-  return pack.then((table) => translator(table[lang]));
+  return loadRegistered<Record<string, string>>(I18N_FILE, I18N_GLOBAL, hosts).then((table) =>
+    translator(table[lang]),
+  );
 }

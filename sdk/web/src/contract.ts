@@ -26,6 +26,10 @@ export interface ImageChallenge {
   kind: 'slide' | 'click' | 'select';
   // biome-ignore lint/suspicious/noExplicitAny: each kind's view is parsed by its own UI module.
   view: any;
+  /** The main API offers POST /v1/challenge/alternative for it (docs/accessibility.md). */
+  alternative?: true;
+  /** Slide: the puzzle whose solution a keyboard answer carries as `pow`. */
+  keyboard_pow?: unknown;
 }
 
 /** What a submission came to, as the challenge UI needs to know it. */
@@ -48,6 +52,14 @@ export interface ChallengeHost {
   submit(answer: unknown): Promise<SubmitOutcome>;
   /** The user asked for another challenge. */
   refresh(): void;
+  /** Solves a proof-of-work puzzle in the loader's worker; `progress` gets 0..1. */
+  solve(puzzle: unknown, progress: (fraction: number) => void): Promise<unknown>;
+  /**
+   * POSTs the shown challenge (app key, id, sealed) to /v1/challenge/`step` on its host; the answer's data.
+   * The challenge's own timeout stops: what follows keeps its own expiry.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the step's answer, shaped by docs/protocol.md.
+  post(step: string): Promise<any>;
   /** The user closed the popup (Escape or the close button) without solving. */
   close(): void;
 }

@@ -135,7 +135,7 @@ export async function verify(s: Session): Promise<Passed> {
     } catch (error) {
       // The UI and the worker come from beside gatehouse.js, often the main API that is down right now.
       if (standby && error instanceof GatehouseError && CHUNK_ERRORS.includes(error.code)) {
-        console.warn(`Gatehouse: ${error.message} (the main API is down): completing with a co_ token.`);
+        console.warn(`Gatehouse: ${error.message} (main API down): co_ token.`);
         return clientOnly();
       }
       if (
@@ -159,18 +159,18 @@ async function play(
   pow: Promise<unknown> | undefined,
   carry: { message?: string },
 ): Promise<Passed | null> {
-  const submit = async (answer?: unknown): Promise<Passed> => {
-    const ok = await s.route.submit<{ pass_token: string; expires_in: number }>(
+  const post = <T>(step: string, extra?: object) =>
+    s.route.submit<T>(
       base,
-      {
-        app_key: s.appKey,
-        challenge_id: init.challenge_id,
-        challenge: init.challenge,
-        ...(pow ? { pow: await pow } : {}),
-        ...(answer === undefined ? {} : { answer }),
-      },
+      { app_key: s.appKey, challenge_id: init.challenge_id, challenge: init.challenge, ...extra },
       s.signal,
+      step,
     );
+  const submit = async (answer?: unknown): Promise<Passed> => {
+    const ok = await post<{ pass_token: string; expires_in: number }>('submit', {
+      ...(pow ? { pow: await pow } : {}),
+      ...(answer === undefined ? {} : { answer }),
+    });
     return { token: ok.pass_token, expiresIn: ok.expires_in };
   };
   if (!init.image) return submit();
@@ -181,6 +181,8 @@ async function play(
     s.showImage(
       init.image as ImageChallenge,
       async (answer): Promise<SubmitOutcome> => {
+        // A string names another step for this challenge (alternative): its data, as the UI asked.
+        if (typeof answer === 'string') return post(answer);
         try {
           resolve(await submit(answer));
           return { type: 'ok' };

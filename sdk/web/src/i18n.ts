@@ -18,7 +18,11 @@ export const dirOf = (lang: string): 'rtl' | 'ltr' => (lang === 'ar' || lang ===
 /** The first supported language among the candidates (BCP 47 tags, matched on their primary subtag), else en. */
 export function pickLanguage(candidates: ReadonlyArray<string | null | undefined>): string {
   for (const tag of candidates) {
-    const primary = tag?.toLowerCase().split(/[-_]/)[0];
+    // Norwegian: `no` (and Nynorsk, `nn`) read the Bokmål strings rather than English.
+    const primary = tag
+      ?.toLowerCase()
+      .split(/[-_]/)[0]
+      ?.replace(/^n[on]$/, 'nb');
     if (primary && LANGUAGES.includes(primary)) return primary;
   }
   return 'en';

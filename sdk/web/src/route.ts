@@ -90,7 +90,7 @@ export class Route {
       if (target === 'client-only') {
         warnOnce(
           'co',
-          'the main API and its standby hosts are unreachable: completing with a client-only co_ token (never valid on any server).',
+          'main API and standby hosts unreachable: a client-only co_ token (valid on no server).',
         );
         return { clientOnly: true };
       }
@@ -151,10 +151,10 @@ export class Route {
     return [this.main, ...bypassOrder(hosts, this.state().lastGood).filter((h) => h !== this.main)];
   }
 
-  /** POST /v1/challenge/submit to the host the challenge came from. */
-  async submit<T>(base: string, body: unknown, signal: AbortSignal): Promise<T> {
+  /** POST /v1/challenge/submit (or another step: alternative) to the host the challenge came from. */
+  async submit<T>(base: string, body: unknown, signal: AbortSignal, step = 'submit'): Promise<T> {
     try {
-      return await post<T>(base, '/v1/challenge/submit', body, signal, TIMEOUTS.submit);
+      return await post<T>(base, `/v1/challenge/${step}`, body, signal, TIMEOUTS.submit);
     } catch (error) {
       if (!signal.aborted) this.noteFailure(base, judge(error));
       throw error;

@@ -3,6 +3,7 @@ import type { ChallengeHost, ChallengeView, ImageChallenge, LoaderKey, SubmitOut
 import { type Passed, verify } from './flow.ts';
 import { dirOf, translator, widgetLanguage } from './i18n.ts';
 import { normalise, type RenderOptions, type WidgetHandle } from './options.ts';
+import { solvePow } from './pow.ts';
 import { Route } from './route.ts';
 import { collectSignals } from './signals.ts';
 import { adopt, BOX_CSS, THEME_CSS } from './styles.ts';
@@ -369,6 +370,12 @@ export class Widget implements WidgetHandle {
             submit: (answer) => this.showing?.submit(answer) ?? Promise.reject(new Error('no challenge')),
             refresh: () => this.showing?.refresh(),
             close: () => this.showing?.close(),
+            solve: (puzzle, progress) =>
+              solvePow(puzzle, this.abort?.signal as AbortSignal, progress, this.route.widgetHosts()),
+            post: (step) => {
+              clearTimeout(this.challengeTimer);
+              return host.submit(step);
+            },
           };
           this.view = ui.mount(host, image);
           // The user's turn: neither "Verifying…" on the box nor "Loading the challenge…" in the live region.

@@ -127,22 +127,45 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   };
 
   let kind: Kind;
+  let image = first;
+  /** The keyboard proof-of-work of the shown slide, started at the first key press inside the challenge. */
+  let keyboardProof: Promise<unknown> | undefined;
+  const proveKeyboard = () => {
+    if (image.keyboard_pow !== undefined) keyboardProof ??= host.solve(image.keyboard_pow, progress);
+    return keyboardProof;
+  };
+  const progress = (fraction: number) => panel.style.setProperty('--p', String(fraction));
+  root.addEventListener('keydown', proveKeyboard);
+  const send = (answer: unknown) => {
+    setBusy(true);
+    say(host.t('checking'));
+    host.submit(answer).then(
+      (outcome: SubmitOutcome) => {
+        if (outcome.type === 'ok') return;
+        setBusy(false);
+        if (outcome.type === 'retry') {
+          say(wrongText(tr, host.lang, outcome.message), true);
+          kind.reset();
+          kind.focusTarget.focus();
+        } else say(host.t('loading'));
+      },
+      () => {
+        setBusy(false);
+        say(host.t('failed'), true);
+      },
+    );
+  };
   const ctx: KindContext = {
     tr,
     reduced,
     submit(answer) {
+      const keyed = (answer as { input?: string }).input === 'keyboard' && proveKeyboard();
+      if (!keyed) return send(answer);
+      // A keyboard answer carries the proof begun at the first key press (docs/accessibility.md).
       setBusy(true);
       say(host.t('checking'));
-      host.submit(answer).then(
-        (outcome: SubmitOutcome) => {
-          if (outcome.type === 'ok') return;
-          setBusy(false);
-          if (outcome.type === 'retry') {
-            say(wrongText(tr, host.lang, outcome.message), true);
-            kind.reset();
-            kind.focusTarget.focus();
-          } else say(host.t('loading'));
-        },
+      keyed.then(
+        (pow) => send({ ...(answer as object), pow }),
         () => {
           setBusy(false);
           say(host.t('failed'), true);
@@ -150,14 +173,65 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
       );
     },
   };
+  /**
+   * The accessible alternative (docs/accessibility.md): a longer proof-of-work in place of the picture. Focus
+   * moves to its status, and the live region says each quarter of the progress.
+   */
+  const alternative = async () => {
+    const shown = image;
+    setBusy(true);
+    prompt.textContent = tr('altPrompt');
+    const status = h('p', 'alt-status', { tabindex: '-1' });
+    status.textContent = tr('altStarting');
+    const meter = h('div', 'meter', {
+      role: 'progressbar',
+      'aria-valuemin': 0,
+      'aria-valuemax': 100,
+      'aria-valuenow': 0,
+      'aria-labelledby': 'gh-prompt',
+    });
+    body.replaceChildren(status, meter);
+    foot.replaceChildren(msg);
+    altRow.replaceChildren();
+    say('');
+    status.focus();
+    try {
+      const data = await host.post('alternative');
+      status.textContent = tr('altWorking', { seconds: Math.ceil(data.seconds) });
+      let said = 0;
+      const pow = await host.solve(data.pow, (fraction) => {
+        progress(fraction);
+        meter.setAttribute('aria-valuenow', String(Math.floor(fraction * 100)));
+        meter.style.setProperty('--p', String(fraction));
+        const quarter = Math.floor(fraction * 4);
+        if (quarter > said && quarter < 4) {
+          said = quarter;
+          say(tr('altProgress', { percent: quarter * 25 }));
+        }
+      });
+      if (image === shown) send({ alternative: data.ticket, pow });
+    } catch {
+      if (image !== shown) return;
+      show(shown);
+      say(tr('altUnavailable'), true);
+      kind.focusTarget.focus();
+    }
+  };
+  const altRow = h('div', 'alt');
+  panel.insertBefore(altRow, bar);
 
   /** Renders a challenge; keeps focus inside when it was there. */
-  const show = (image: ImageChallenge, message?: string) => {
+  const show = (next: ImageChallenge, message?: string) => {
     const hadFocus = root.activeElement !== null;
-    prompt.textContent = tr(image.view.prompt.key, image.view.prompt.params);
-    kind = KINDS[image.kind](ctx, image.view);
+    if (next !== image) keyboardProof = undefined;
+    image = next;
+    prompt.textContent = tr(next.view.prompt.key, next.view.prompt.params);
+    kind = KINDS[next.kind](ctx, next.view);
     body.replaceChildren(kind.el);
     foot.replaceChildren(refresh, msg, ...kind.actions);
+    const other = button(tr('alternative'), 'link');
+    other.onclick = alternative;
+    altRow.replaceChildren(...(next.alternative ? [other] : []));
     setBusy(false);
     // After a spent or expired challenge: say so plainly (the server's text would speak of the old one).
     say(message ? tr('fresh') : '');

@@ -39,4 +39,10 @@ dialog::backdrop{background:rgb(0 0 0/.5)}
 .done{position:absolute;inset:0;display:none;place-items:center;align-content:center;gap:8px;background:var(--bg);border-radius:var(--r);color:var(--ok);font-weight:600}
 .panel.ok .done{display:grid}
 .done svg{width:48px;height:48px}
+.alt{margin-top:6px;text-align:end}
+.link{min-height:24px;padding:2px 4px;border:0;background:none;color:var(--fg);font:inherit;font-size:13px;text-decoration:underline;cursor:pointer}
+.alt-status{margin:8px 0;font-size:14px}
+.alt-status:focus{outline:none}
+.meter{height:8px;border-radius:4px;background:var(--sf);border:1px solid var(--bd);overflow:hidden}
+.meter::after{content:"";display:block;height:100%;width:calc(var(--p,0)*100%);background:var(--ac);transition:width .2s}
 .done path{stroke:var(--bg)}`;
