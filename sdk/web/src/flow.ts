@@ -135,7 +135,7 @@ export async function verify(s: Session): Promise<Passed> {
     } catch (error) {
       // The UI and the worker come from beside gatehouse.js, often the main API that is down right now.
       if (standby && error instanceof GatehouseError && CHUNK_ERRORS.includes(error.code)) {
-        console.warn(`Gatehouse: ${error.message} (main API down): co_ token.`);
+        console.warn(`Gatehouse: ${error.message}: co_ token.`);
         return clientOnly();
       }
       if (

@@ -10,6 +10,14 @@ describe('language choice', () => {
     expect(pickLanguage(['xx'])).toBe('en');
   });
 
+  it('Norwegian: no (the macrolanguage browsers often send) and nn read the Bokmål strings, not English', () => {
+    expect(pickLanguage(['no'])).toBe('nb');
+    expect(pickLanguage(['no-NO', 'en'])).toBe('nb');
+    expect(pickLanguage(['nn-NO'])).toBe('nb');
+    expect(pickLanguage(['nb'])).toBe('nb');
+    expect(pickLanguage(['nl'])).toBe('nl');
+  });
+
   it('ships at least the eight required languages, each with every loader string', () => {
     for (const lang of ['en', 'fr', 'de', 'es', 'pt', 'it', 'ja', 'zh', 'ar', 'he'])
       expect(LANGUAGES).toContain(lang);

@@ -84,7 +84,7 @@ export class Widget implements WidgetHandle {
           this.t = t;
           this.setState(this.state, this.statusKey);
         },
-        (error) => console.warn(`Gatehouse: ${error?.message ?? error}; the widget speaks English.`),
+        (error) => console.warn(`Gatehouse: ${error?.message ?? error}; in English.`),
       );
     this.serverToken = this.o.serverToken;
     const { mode } = this.o;
