@@ -2,14 +2,24 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  applyDryRun,
+  kubeconform,
+  type KubeObject as SchemaObject,
+  writeSchemas,
+} from '../../charts/test/lib/kube.ts';
+import { missingTools } from '../../charts/test/lib/tools.ts';
 import type { App } from '../src/api/v1alpha1/app-types.ts';
+import { desiredObjects } from '../src/controllers/desired/index.ts';
 import type { KubeClient, KubeObject } from '../src/runtime/kube-client.ts';
 import { APPS, DEPLOYMENTS, resourcePath } from '../src/runtime/resources.ts';
 import { applyApp, createNamespace, OPERATOR_DIR, startClusterWithOperator } from './cluster.ts';
 import { type ControlPlane, controlPlaneAvailable } from './control-plane.ts';
-import { appSpec, region } from './fixtures.ts';
+import { appSpec, makeApp, region } from './fixtures.ts';
 
 const NS = 'checks';
+const noKubeconform =
+  controlPlaneAvailable() && missingTools('operator/test/crd-validation.test.ts', ['kubeconform']).length > 0;
 
 /** What the apiserver itself refuses, from the CRD's schema and CEL rules (no operator running). */
 describe.runIf(controlPlaneAvailable())('App validation by the apiserver (schema and CEL rules)', () => {
@@ -134,4 +144,35 @@ describe.runIf(controlPlaneAvailable())('App validation by the apiserver (schema
       await refusal('c1', appSpec({ credentialsSecretRef: { name: 'first' }, plan: 'enterprise' })),
     ).toBe('accepted');
   });
+
+  it.skipIf(noKubeconform)(
+    'validates what the operator builds for an App (NetworkPolicies included): kubeconform -strict and a dry run',
+    { timeout: 120_000 },
+    async () => {
+      // NetworkPolicies are never enforced here (no network plugin on this control plane): this checks
+      // that they are well-formed and accepted, not that they block traffic (docs/operator.md).
+      const objects = desiredObjects(makeApp(), {
+        images: { api: 'ghcr.io/gatehouse/api:0.1.0', standby: 'ghcr.io/gatehouse/standby:0.1.0' },
+        runtimeSecret: 'gatehouse-runtime',
+        operatorNamespace: 'gatehouse-system',
+      }).map((d) => d.object as unknown as SchemaObject);
+      const kinds = new Set(objects.map((o) => o.kind));
+      expect([...kinds].sort()).toEqual(
+        ['Deployment', 'Ingress', 'NetworkPolicy', 'PodDisruptionBudget', 'Service'].sort(),
+      );
+      expect(objects.filter((o) => o.kind === 'NetworkPolicy')).toHaveLength(4);
+      const { location } = await writeSchemas(cp, join(cp.work, 'schemas'));
+      const report = await kubeconform(location, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
+      expect(report.invalid, report.output.slice(0, 2000)).toEqual([]);
+      expect(report.valid).toBe(objects.length);
+      // The schemas are strict: a misspelt NetworkPolicy field is caught.
+      const broken = structuredClone(objects.find((o) => o.kind === 'NetworkPolicy')!);
+      (broken.spec as Record<string, unknown>).podSelectr = {};
+      const refused = await kubeconform(location, JSON.stringify(broken));
+      expect(refused.invalid.join('\n')).toMatch(/NetworkPolicy .*podSelectr/);
+      const { failures, checked } = await applyDryRun(cp, objects, 'shop');
+      expect(failures).toEqual([]);
+      expect(checked).toBe(objects.length);
+    },
+  );
 });

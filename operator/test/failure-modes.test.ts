@@ -22,6 +22,7 @@ import {
   DEPLOYMENTS,
   ENDPOINT_SLICES,
   INGRESSES,
+  NETWORK_POLICIES,
   PDBS,
   resourcePath,
   SECRETS,
@@ -149,12 +150,15 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
     await cp?.stop();
   }, 60_000);
 
-  it('owned objects are watched: a deleted Service, PDB, Ingress or credentials Secret is back within seconds', async () => {
+  it('owned objects are watched: a deleted Deployment, Service, PDB, Ingress, NetworkPolicy or credentials Secret is back within seconds, an edited Deployment put back', async () => {
     const NS = 'watched';
     await applyApp(admin, NS, 'w', appSpec({ regions: [region('eu')] }));
     const before = await registered(NS, 'w');
     await eventually('the objects', async () => (await list(INGRESSES, NS)).length === 1);
+    await eventually('the NetworkPolicies', async () => (await list(NETWORK_POLICIES, NS)).length === 2);
     const victims = [
+      { type: DEPLOYMENTS, name: 'w-eu-fallback' },
+      { type: NETWORK_POLICIES, name: 'w-eu-api' },
       { type: SERVICES, name: 'w-eu-api' },
       { type: PDBS, name: 'w-eu-bypass' },
       { type: INGRESSES, name: 'w-eu' },
@@ -177,7 +181,17 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
         10_000,
       );
     }
-    console.log(`4 deleted owned objects recreated within ${Date.now() - deletedAt} ms (resync: 10 min)`);
+    console.log(`6 deleted owned objects recreated within ${Date.now() - deletedAt} ms (resync: 10 min)`);
+    // An edit by someone else (kubectl scale) is put back: the operator's apply takes its fields again.
+    const api = resourcePath(DEPLOYMENTS, NS, 'w-eu-api');
+    await admin.mergePatch(api, { spec: { replicas: 5 } }, 'kubectl-scale');
+    const editedAt = Date.now();
+    await eventually(
+      'the edited Deployment put back',
+      async () => (await admin.get<{ spec: { replicas: number } }>(api)).spec.replicas === 2,
+      10_000,
+    );
+    console.log(`an edited Deployment was put back within ${Date.now() - editedAt} ms`);
     // The Secret comes back with the same app and a new secret (the old one was in the deleted object).
     const secret = await secretData(admin, NS, 'w-credentials');
     expect(secret?.app_key).toBe(before.status?.appKey);
@@ -257,6 +271,12 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
     expect(condition(done, 'Degraded')?.status).toBe('False');
     // While the step failed: Ready said so, and observedGeneration stayed on the generation carried out.
     expect(condition(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'ReconcileError' });
+    expect(condition(failed, 'Degraded')).toMatchObject({ status: 'True', reason: 'ReconcileError' });
+    expect(await events(NS, 'ReconcileFailed')).toBeGreaterThan(0);
+    const metrics = await (await fetch(`${manager!.metricsUrl}/metrics`)).text();
+    expect(
+      Number(/^gatehouse_operator_reconcile_total\{result="error"\} (\d+)$/m.exec(metrics)?.[1]),
+    ).toBeGreaterThan(0);
     expect(failed.status?.observedGeneration).toBe(1);
   }, 60_000);
 

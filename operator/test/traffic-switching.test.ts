@@ -122,6 +122,18 @@ describe.runIf(controlPlaneAvailable())(
         condition(before, 'Registered')?.lastTransitionTime,
       );
       expect(standby.health.status()).toMatchObject({ mode: 'serve', serving: true });
+      expect(await (await fetch(`${manager.metricsUrl}/metrics`)).text()).toMatch(
+        new RegExp(
+          `^gatehouse_operator_standby_serving\\{namespace="${NS}",app="pay",region="eu"\\} 1$`,
+          'm',
+        ),
+      );
+      // A standby process that restarts comes up in `auto`: it is told to serve again while the outage
+      // lasts (standbyReassertMs, 2 s here, 30 s by default).
+      standby.health.setMode('auto');
+      const forgotAt = Date.now();
+      await eventually('told to serve again', async () => standby.health.status().mode === 'serve', 10_000);
+      console.log(`standby back in auto -> told to serve again in ${Date.now() - forgotAt} ms`);
       // Served from the snapshot: the app the API registered gets a real offline challenge.
       const served = await fetch(`${standby.urls.bypass}/v1/challenge/init`, {
         method: 'POST',

@@ -72,6 +72,28 @@ describe('desired objects', () => {
     });
   });
 
+  it("the API's database region: GATEHOUSE_DB_REGION is the locality (default the region name), DATABASE_URL the region's own", () => {
+    const plain = envOf(buildDeployment(app, region('us'), 'api', defaults));
+    expect(plain.GATEHOUSE_DB_REGION).toBe('us');
+    expect(plain.DATABASE_URL).toBeUndefined();
+    const own = buildDeployment(
+      app,
+      region('eu', { locality: 'europe-west1', databaseSecretRef: { name: 'db-eu', key: 'url' } }),
+      'api',
+      defaults,
+    );
+    expect(envOf(own)).toMatchObject({
+      GATEHOUSE_DB_REGION: 'europe-west1',
+      DATABASE_URL: { secretKeyRef: { name: 'db-eu', key: 'url' } },
+    });
+    // Standby pods never touch the database: no region, no URL.
+    const standby = envOf(
+      buildDeployment(app, region('eu', { locality: 'europe-west1' }), 'bypass', defaults),
+    );
+    expect(standby.GATEHOUSE_DB_REGION).toBeUndefined();
+    expect(standby.DATABASE_URL).toBeUndefined();
+  });
+
   it('standby pods: their role, the main API URL, the sync token, and no database access', () => {
     const r = region('eu', { databaseSecretRef: { name: 'crdb-eu', key: 'url' }, standby: { replicas: 4 } });
     const bypass = buildDeployment(app, r, 'bypass', defaults);
