@@ -37,5 +37,19 @@ export function createLogger(settings: LoggerSettings): Logger {
       },
     });
   }
-  return pino(options, pino.destination({ dest: 1, sync: false }));
+  // Lines are gathered into writes of 4 KiB (and flushed at least every FLUSH_MS, and at exit by pino): one
+  // write per request line was a syscall per request on the event loop, ~10% of a validation's CPU
+  // (issue 14, "logging off the hot path").
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const timer = setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      clearInterval(timer); // destroyed: the process is ending
+    }
+  }, FLUSH_MS).unref();
+  return pino(options, destination);
 }
+
+/** The longest a JSON log line waits in the buffer on a quiet server. */
+const FLUSH_MS = 250;
