@@ -121,7 +121,7 @@ export function renderedManager(helm: string): string {
   return `${GENERATED(MANAGER_TEMPLATE)}# The operator: two replicas, one leader (the Lease gatehouse-operator in this namespace); health on :8081,
 # metrics on :8080. It talks to the in-cluster admin API (k8s/base runs it) and reads the Secrets
 # gatehouse-admin (GATEHOUSE_ADMIN_TOKEN) and gatehouse-runtime (STANDBY_SYNC_TOKEN): docs/deploy.md.
-${dump(deployment, { lineWidth: 120, noRefs: true })}`;
+${dump(deployment, { lineWidth: 120, noRefs: true, quoteStyle: 'double' })}`;
 }
 
 /** Every file the sync writes, with the content it must have; the Deployment only when helm is there. */
