@@ -115,7 +115,15 @@ export class GatehouseError extends Error {
     headers: Record<string, string> = {},
     details: Record<string, unknown> = {},
   ) {
-    super(message ?? DEFAULT_MESSAGES[code]);
+    // A 4xx (or a 200 verdict) answers the client and is never logged with its stack: not capturing one
+    // spares what an attacker's replays and wrong answers cost (issue 14). Server errors keep theirs.
+    const limit = Error.stackTraceLimit;
+    if (ERROR_STATUS[code] < 500) Error.stackTraceLimit = 0;
+    try {
+      super(message ?? DEFAULT_MESSAGES[code]);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.name = 'GatehouseError';
     this.code = code;
     this.status = ERROR_STATUS[code];
