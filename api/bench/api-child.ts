@@ -14,7 +14,8 @@ import type { Command, CreatedApp, Ready, SolvedChallenges } from './protocol.ts
 /**
  * Bench child: the real API, built as `src/server.ts` builds it (configuration from the environment,
  * bootstrap, createApp, listen), plus the bench's commands to create apps and mint tokens with the API's
- * own runtime. PGlite lives inside this process, so the tokens can only be minted here.
+ * own runtime. PGlite lives inside this process, so there the tokens can only be minted here; on PostgreSQL
+ * the bench starts a second one of these on the same database to prepare them (run.ts).
  */
 const runtime = await bootstrap(loadConfig());
 const server = createApp(runtime).listen(0, '127.0.0.1');
