@@ -22,7 +22,7 @@ export function pickLanguage(candidates: ReadonlyArray<string | null | undefined
     const primary = tag
       ?.toLowerCase()
       .split(/[-_]/)[0]
-      ?.replace(/^n[on]$/, 'nb');
+      ?.replace(/^n[no]$/, 'nb');
     if (primary && LANGUAGES.includes(primary)) return primary;
   }
   return 'en';

@@ -116,8 +116,8 @@ export class Widget implements WidgetHandle {
     this.box = el('div', 'box');
     this.check = el('button', 'check');
     this.check.type = 'button';
+    // aria-checked: setState('idle') below.
     this.check.setAttribute('role', 'checkbox');
-    this.check.setAttribute('aria-checked', 'false');
     if (this.o.tabIndex !== undefined) this.check.tabIndex = this.o.tabIndex;
     const txt = el('span', 'txt');
     const label = el('span');
