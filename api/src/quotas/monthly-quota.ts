@@ -11,24 +11,110 @@ export function quotaPeriod(now = new Date()): string {
 export type QuotaDecision = { allowed: true; used: number } | { allowed: false; used: number };
 
 /**
- * Counts one challenge toward the app's monthly quota in one statement. Without overage the increment is
- * conditional, so concurrent initializations never push the count past the quota, and an exhausted app's
- * requests count nothing (they get a `dg_` token, which is never billed). A lapsed subscription counts
- * against the free plan's quota (spec rule 1), never degraded mode beyond it.
+ * Counts one challenge toward the app's monthly quota. Without overage the increment is conditional, so
+ * concurrent initializations never push the count past the quota, and an exhausted app's requests count
+ * nothing (they get a `dg_` token, which is never billed). A lapsed subscription counts against the free
+ * plan's quota (spec rule 1), never degraded mode beyond it.
+ *
+ * The counts of one app arriving in the same event-loop turn go in one statement (quota-batch below): every
+ * init of an app increments the same row, so one statement per init made them queue on its lock and cost
+ * PostgreSQL more than Cap's whole init (issue 14).
  */
 export async function countChallenge(db: Database, app: App, now = new Date()): Promise<QuotaDecision> {
   const plan = effectivePlan(app, now);
   const period = quotaPeriod(now);
   if (!plan.overageAllowed && plan.monthlyQuota <= 0) return { allowed: false, used: 0 };
-  const guard = plan.overageAllowed ? sql`` : sql` where app_usage.challenges < ${plan.monthlyQuota}`;
+  return batcher(db).count({ app: app.id, period, quota: plan.monthlyQuota, overage: plan.overageAllowed });
+}
+
+/** One statement for one or more units: all of them counted, or (without overage) none, if they would not fit. */
+async function countUnits(db: Database, unit: Unit, units: number): Promise<number | undefined> {
+  const guard = unit.overage ? sql`` : sql` where app_usage.challenges + ${units} <= ${unit.quota}`;
   const region = regionalColumn(db, 'app_usage');
   const rows = await db.execute(sql`
-    insert into app_usage (app_id, period, challenges${region.column}) values (${app.id}, ${period}, 1${region.value})
-    on conflict (app_id, period) do update set challenges = app_usage.challenges + 1${guard}
+    insert into app_usage (app_id, period, challenges${region.column}) values (${unit.app}, ${unit.period}, ${units}${region.value})
+    on conflict (app_id, period) do update set challenges = app_usage.challenges + ${units}${guard}
     returning challenges`);
   const row = rowsOf<{ challenges: number | string }>(rows)[0];
-  if (row) return { allowed: true, used: Number(row.challenges) };
-  return { allowed: false, used: plan.monthlyQuota };
+  return row ? Number(row.challenges) : undefined;
+}
+
+type Unit = { app: string; period: string; quota: number; overage: boolean };
+type Waiting = { resolve: (decision: QuotaDecision) => void; reject: (error: unknown) => void };
+
+/**
+ * Gathers the counts of one turn per app, period and plan. A batch of n is one statement adding n; without
+ * overage, a batch that would not fit entirely (the last units of a month, or n above the quota for a new
+ * row) falls back to one conditional statement per unit, so exactly as many are allowed as fit.
+ */
+class QuotaBatcher {
+  readonly #db: Database;
+  #pending = new Map<string, { unit: Unit; waiting: Waiting[] }>();
+  #scheduled = false;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  count(unit: Unit): Promise<QuotaDecision> {
+    return new Promise((resolve, reject) => {
+      const key = `${unit.app}\n${unit.period}\n${unit.quota}\n${unit.overage}`;
+      let entry = this.#pending.get(key);
+      if (!entry) {
+        entry = { unit, waiting: [] };
+        this.#pending.set(key, entry);
+      }
+      entry.waiting.push({ resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const batches = this.#pending;
+    this.#pending = new Map();
+    for (const { unit, waiting } of batches.values()) {
+      this.#settle(unit, waiting).catch((error: unknown) => {
+        for (const w of waiting) w.reject(error);
+      });
+    }
+  }
+
+  async #settle(unit: Unit, waiting: Waiting[]): Promise<void> {
+    const n = waiting.length;
+    const total =
+      n === 1 || unit.overage || n <= unit.quota ? await countUnits(this.#db, unit, n) : undefined;
+    if (total !== undefined) {
+      // The batch's units are the last n counted: each is told its own position, as one statement each would.
+      for (const [i, w] of waiting.entries()) w.resolve({ allowed: true, used: total - n + i + 1 });
+      return;
+    }
+    if (n === 1) {
+      waiting[0]!.resolve({ allowed: false, used: unit.quota });
+      return;
+    }
+    // Not all fit: one conditional unit at a time, as many as the quota still holds.
+    await Promise.all(
+      waiting.map(async (w) => {
+        const used = await countUnits(this.#db, unit, 1);
+        w.resolve(used === undefined ? { allowed: false, used: unit.quota } : { allowed: true, used });
+      }),
+    );
+  }
+}
+
+const batchers = new WeakMap<Database, QuotaBatcher>();
+
+function batcher(db: Database): QuotaBatcher {
+  let found = batchers.get(db);
+  if (!found) {
+    found = new QuotaBatcher(db);
+    batchers.set(db, found);
+  }
+  return found;
 }
 
 /** Gives back one unit counted by `countChallenge` for an initialization refused after it was counted. */
