@@ -19,6 +19,10 @@ import { dragInstantly, focusedClass, outcome, type PageRenderOptions, press, re
 const ROOT = resolve(import.meta.dirname, '../../..');
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const run = chromiumAvailable() && (await databaseAvailable());
+// The API runs in this process: short proofs-of-work keep the keyboard and alternative tests quick (their
+// production prices are checked in api/test/accessible-alternative.test.ts).
+process.env.KEYBOARD_POW_SECONDS = '0.5';
+process.env.ALTERNATIVE_POW_SECONDS = '4';
 
 const imageOnly = (kind: 'slide' | 'click' | 'select') => ({
   invisible_below: 0,
@@ -175,6 +179,65 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
     await expect.poll(() => page.locator('.panel').count()).toBe(0);
     expect(await focusedClass(page)).toBe('button.check');
   }, 90_000);
+
+  it('the accessible alternative, by keyboard only from each image kind: focus on its status, progress said in the live region, axe-clean, a pass token that says so, focus back to the box', async () => {
+    for (const kind of ['slide', 'click', 'select'] as const) {
+      const a = await app({ risk_policy: imageOnly(kind) });
+      const page = await widgetPage('light', { appKey: a.appKey, mode: 'embedded' });
+      await page.locator('.stage').waitFor({ state: 'visible' });
+      // Tab from the page's field through the box and the challenge to the link, keys only.
+      await page.locator('input[name="user"]').focus();
+      const reached: string[] = [];
+      for (let i = 0; i < 40 && (await focusedClass(page)) !== 'button.link'; i++) {
+        await press(page, 'Tab');
+        reached.push(await focusedClass(page));
+      }
+      expect(await focusedClass(page), `${kind}: ${reached.join(' → ')}`).toBe('button.link');
+      // Its name says what it is for, in the page's language.
+      expect(await page.locator('button.link').textContent()).toMatch(/can't see the puzzle/i);
+      // What the live region says from now on, recorded in the page (the widget's shadow roots included).
+      await page.evaluate(() => {
+        const said: string[] = ((window as unknown as { said: string[] }).said = []);
+        const find = (root: ParentNode): Element | null => {
+          const found = root.querySelector('.msg');
+          if (found) return found;
+          for (const el of root.querySelectorAll('*')) {
+            const inner = el.shadowRoot && find(el.shadowRoot);
+            if (inner) return inner;
+          }
+          return null;
+        };
+        setInterval(() => {
+          const text = find(document)?.textContent;
+          if (text && said.at(-1) !== text) said.push(text);
+        }, 50);
+      });
+      await press(page, 'Enter');
+      // Focus moves to the status a screen reader reads, beside a named progressbar.
+      await expect.poll(() => focusedClass(page), { timeout: 10_000 }).toBe('p.alt-status');
+      await page.locator('[role=progressbar]').waitFor({ state: 'visible' });
+      expect(await page.locator('#gh-prompt').textContent()).toBe('Verifying without the puzzle');
+      await expectAccessible(page, `${kind} alternative in progress`);
+      // Progress is said in the live region (a quarter at a time), then the widget succeeds.
+      const result = await outcome(page, 120_000);
+      expect(result, kind).toMatchObject({ type: 'success' });
+      const said = await page.evaluate(() => (window as unknown as { said: string[] }).said);
+      expect(
+        said.some((m) => /^\d+ % done$/.test(m)),
+        `${kind}: ${said.join(' / ')}`,
+      ).toBe(true);
+      const token = (result as { token: string }).token;
+      const verdict = await suite.api.post(
+        '/v1/validate',
+        { pass_token: token },
+        { 'X-App-Key': a.appKey, 'X-App-Secret': a.appSecret },
+      );
+      expect(verdict.body.data.risk.reasons).toContain('challenge.alternative');
+      await expect.poll(() => page.locator('.panel').count()).toBe(0);
+      expect(await focusedClass(page)).toBe('button.check');
+      await expectAccessible(page, `${kind} alternative, done`);
+    }
+  }, 240_000);
 
   it('once the challenge is shown, the live region no longer says "Loading the challenge…"', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });

@@ -135,7 +135,8 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     return keyboardProof;
   };
   const progress = (fraction: number) => panel.style.setProperty('--p', String(fraction));
-  root.addEventListener('keydown', proveKeyboard);
+  // Key presses on the challenge itself, not on the link to the alternative.
+  body.addEventListener('keydown', proveKeyboard);
   const send = (answer: unknown) => {
     setBusy(true);
     say(host.t('checking'));
@@ -179,7 +180,7 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
    */
   const alternative = async () => {
     const shown = image;
-    setBusy(true);
+    // Not busy-faded: the status is what the person reads now (the meter shows the progress).
     prompt.textContent = tr('altPrompt');
     const status = h('p', 'alt-status', { tabindex: '-1' });
     status.textContent = tr('altStarting');
