@@ -98,8 +98,15 @@ describe.runIf(run)('GATEHOUSE_DB_REGION: two API processes write rows in their 
       );
       expect(issued.status, JSON.stringify(issued.body)).toBe(200);
     }
-    // SIGTERM flushes the hourly usage counts still held in memory.
-    await Promise.all(apis.map(stop));
+    // The hourly usage counts reach the table with the next periodic flush (every 5 s), not at once.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const [row] = await sql<{ n: number }[]>`select count(distinct app_key)::int as n from usage_hourly`;
+      const n = row?.n ?? 0;
+      if (n === apps.length) break;
+      if (Date.now() > deadline) throw new Error(`usage_hourly holds ${n} of ${apps.length} apps after 30 s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
 
     const appIds = await sql<{ id: string; app_key: string }[]>`select id, app_key from apps`;
     const idOf = (i: number) => appIds.find((a) => a.app_key === apps[i]!.appKey)!.id;
