@@ -56,4 +56,29 @@ describe.runIf(run)('demo page in Chromium (invisible path)', () => {
     await expect.poll(() => page.textContent('body'), { timeout: 30_000 }).toContain('Signed in as demo');
     await page.screenshot({ path: join(dataDir, 'signed-in.png') });
   }, 120_000);
+
+  it("speaks the browser's language (issue 15 item 7): Norwegian no-NO gets Bokmål, Arabic is laid out right to left", async () => {
+    for (const [locale, lang, dir, verified] of [
+      ['no-NO', 'nb', 'ltr', 'Verifisert'],
+      ['ar-EG', 'ar', 'rtl', 'تم التحقق'],
+    ] as const) {
+      const context = await browser.newContext({ locale });
+      const page = await context.newPage();
+      await page.goto(demo);
+      const token = page.locator('input[name="gatehouse-token"]');
+      await expect
+        .poll(async () => (await token.count()) > 0 && (await token.inputValue()), { timeout: 60_000 })
+        .toMatch(/^pt_/);
+      // The widget's own element (the one holding its shadow root) carries its language and direction.
+      const host = await page.evaluate(() => {
+        const el = [...document.querySelectorAll('#gatehouse *')].find((e) => e.shadowRoot) as HTMLElement;
+        return { lang: el.lang, dir: el.dir };
+      });
+      expect(host, locale).toEqual({ lang, dir });
+      await expect
+        .poll(() => page.locator('[role="status"]').first().textContent(), { timeout: 20_000 })
+        .toBe(verified);
+      await context.close();
+    }
+  }, 120_000);
 });
