@@ -9,7 +9,15 @@ import {
 } from './backgrounds.ts';
 import { encodeCanvas } from './image.ts';
 import { int, type Random, range, sample } from './random.ts';
-import { drawSymbol, type Placed, placeCircles, SHAPES, type Shape, vividColour } from './shapes.ts';
+import {
+  drawSymbol,
+  type Placed,
+  placeCircles,
+  SHAPES,
+  type Shape,
+  symbolLook,
+  vividColour,
+} from './shapes.ts';
 import { ACCEPT, type EncodedImage, type ImageFormat, type Prompt, reject, type Verdict } from './types.ts';
 
 export const CLICK_WIDTH = 300;
@@ -88,6 +96,7 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
       rotation: range(rng, 0, Math.PI * 2),
       fill: vividColour(rng),
       stroke: range(rng, 0, 1) < 0.5 ? 'rgba(255,255,255,0.85)' : 'rgba(20,20,20,0.75)',
+      ...(detail === 'full' ? symbolLook(rng) : {}),
     });
   });
   // 2. Lines over the symbols and noise over everything: contour tracing sees broken, grainy outlines.

@@ -18,6 +18,7 @@ import {
   placeCircles,
   SHAPES,
   type Shape,
+  symbolLook,
   vividColour,
 } from './shapes.ts';
 import { ACCEPT, type EncodedImage, type ImageFormat, type Prompt, reject, type Verdict } from './types.ts';
@@ -106,6 +107,7 @@ function drawTile(
   rng: Random,
   tile: SelectTile,
   symbols: Array<{ shape: Shape; fill: string }>,
+  look: boolean,
 ) {
   ctx.save();
   ctx.translate(tile.x, tile.y);
@@ -128,7 +130,15 @@ function drawTile(
   symbols.forEach((sym, i) => {
     const s = (spots as Placed[])[i] as Placed;
     const stroke = chance(rng, 0.5) ? 'rgba(30,30,30,0.8)' : 'rgba(255,255,255,0.9)';
-    drawSymbol(ctx, { ...sym, x: s.x, y: s.y, r: s.r, rotation: range(rng, 0, Math.PI * 2), stroke });
+    drawSymbol(ctx, {
+      ...sym,
+      x: s.x,
+      y: s.y,
+      r: s.r,
+      rotation: range(rng, 0, Math.PI * 2),
+      stroke,
+      ...(look ? symbolLook(rng) : {}),
+    });
   });
   drawDistractorLines(ctx, rng, TILE, TILE, int(rng, 0, 2));
   ctx.restore();
@@ -173,7 +183,9 @@ export async function generateSelect(rng: Random, options: SelectOptions = {}): 
   const ctx = canvas.getContext('2d');
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, SELECT_SIZE, SELECT_SIZE);
-  for (const tile of SELECT_TILES) drawTile(ctx, rng, tile, symbols[tile.index] ?? []);
+  // Lit and distorted symbols on shape prompts (full detail); colour prompts keep their named colours true.
+  const look = detail === 'full' && category.type === 'shape';
+  for (const tile of SELECT_TILES) drawTile(ctx, rng, tile, symbols[tile.index] ?? [], look);
   if (detail === 'full') addNoise(ctx, rng, SELECT_SIZE, SELECT_SIZE, NOISE_AMPLITUDE);
 
   const prompt: Prompt =

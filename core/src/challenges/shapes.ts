@@ -42,6 +42,21 @@ export interface SymbolStyle {
   fill: string;
   stroke: string;
   lineWidth?: number;
+  /**
+   * Lighting and distortion (scene symbols; never prompt silhouettes): a gradient from white to black at
+   * `light.alpha` across the symbol from `light.angle`, and a stretch and shear. A person still reads the
+   * shape; a uniform-fill template scores a gradient as clutter and an undistorted one misaligns.
+   */
+  light?: { angle: number; alpha: number };
+  warp?: { sx: number; sy: number; shear: number };
+}
+
+/** Random lighting and distortion for a scene symbol (see SymbolStyle). */
+export function symbolLook(rng: Random): Pick<SymbolStyle, 'light' | 'warp'> {
+  return {
+    light: { angle: range(rng, 0, Math.PI * 2), alpha: range(rng, 0.25, 0.4) },
+    warp: { sx: range(rng, 0.88, 1.12), sy: range(rng, 0.88, 1.12), shear: range(rng, -0.15, 0.15) },
+  };
 }
 
 /** Appends a regular polygon (or star when `inner` is given) around the origin. */
@@ -139,10 +154,20 @@ export function drawSymbol(ctx: SKRSContext2D, s: SymbolStyle): void {
   ctx.save();
   ctx.translate(s.x, s.y);
   ctx.rotate(s.rotation);
+  if (s.warp) ctx.transform(s.warp.sx, 0, s.warp.shear, s.warp.sy, 0, 0);
   ctx.beginPath();
   traceShape(ctx, s.shape, s.r);
   ctx.fillStyle = s.fill;
   ctx.fill();
+  if (s.light) {
+    const dx = Math.cos(s.light.angle) * s.r;
+    const dy = Math.sin(s.light.angle) * s.r;
+    const g = ctx.createLinearGradient(-dx, -dy, dx, dy);
+    g.addColorStop(0, `rgba(255, 255, 255, ${s.light.alpha.toFixed(2)})`);
+    g.addColorStop(1, `rgba(0, 0, 0, ${s.light.alpha.toFixed(2)})`);
+    ctx.fillStyle = g;
+    ctx.fill();
+  }
   ctx.lineJoin = 'round';
   ctx.lineWidth = s.lineWidth ?? Math.max(1.5, s.r / 9);
   ctx.strokeStyle = s.stroke;

@@ -68,6 +68,19 @@
     return { inner, ring };
   }
 
+  /**
+   * The best positions, best first, each at least 30 px from a better one: the first try, then the next
+   * for the second attempt the API allows.
+   */
+  function candidates(scores) {
+    const out = [];
+    for (const c of [...scores].sort((a, b) => b.score - a.score)) {
+      if (out.every((x) => Math.abs(x - c.x) >= 30)) out.push(c.x);
+      if (out.length === 3) break;
+    }
+    return out;
+  }
+
   /** The issue's solver: normalised cross-correlation of the piece's pixels along its row. */
   function slideContent(input = slideImages()) {
     const { bg, pc, pieceY } = input;
@@ -77,7 +90,7 @@
     const pm = P.reduce((s, v) => s + v, 0) / P.length;
     const pv = P.map((v) => v - pm);
     const pn = Math.sqrt(pv.reduce((s, v) => s + v * v, 0)) || 1;
-    let best = { x: 0, score: -2 };
+    const scores = [];
     for (let x = 0; x <= bg.w - pc.w; x++) {
       const vals = inner.map(([ix, iy]) => B[(pieceY + iy) * bg.w + x + ix]);
       const m = vals.reduce((s, v) => s + v, 0) / vals.length;
@@ -88,9 +101,9 @@
         den += (vals[k] - m) ** 2;
       }
       const score = num / (pn * (Math.sqrt(den) || 1));
-      if (score > best.score) best = { x, score };
+      scores.push({ x, score });
     }
-    return best.x;
+    return candidates(scores);
   }
 
   /** A shape matcher: the piece's outline laid over the background's edges, along its row. */
@@ -98,13 +111,13 @@
     const { bg, pc, pieceY } = input;
     const { ring } = pieceMasks(pc);
     const E = sobel(greyPlane(bg), bg.w, bg.h);
-    let best = { x: 0, score: -1 };
+    const scores = [];
     for (let x = 0; x <= bg.w - pc.w; x++) {
       let s = 0;
       for (const [rx, ry] of ring) s += E[(pieceY + ry) * bg.w + x + rx];
-      if (s > best.score) best = { x, score: s };
+      scores.push({ x, score: s });
     }
-    return best.x;
+    return candidates(scores);
   }
 
   /**
@@ -203,9 +216,13 @@
   }
 
   /** Click: each prompt silhouette matched against the scene (rotations, scales), in prompt order. */
-  function click() {
-    const scene = pixels(deepQueryAll('.click .stage > img')[0]);
-    const strip = pixels(deepQueryAll('img.order')[0]);
+  function click(
+    input = {
+      scene: pixels(deepQueryAll('.click .stage > img')[0]),
+      strip: pixels(deepQueryAll('img.order')[0]),
+    },
+  ) {
+    const { scene, strip } = input;
     const count = Math.round((strip.w + 16) / 56);
     const clicks = [];
     for (let i = 0; i < count; i++) {
@@ -221,9 +238,14 @@
    * template (drawn from the public shape list, given as `templates`) in every tile and keep the tiles
    * whose best score stands out.
    */
-  function select(templates) {
-    const img = pixels(deepQueryAll('.select .stage > img')[0]);
-    const text = (deepQueryAll('.prompt')[0]?.textContent ?? '').toLowerCase();
+  function select(
+    templates,
+    input = {
+      img: pixels(deepQueryAll('.select .stage > img')[0]),
+      text: (deepQueryAll('.prompt')[0]?.textContent ?? '').toLowerCase(),
+    },
+  ) {
+    const { img, text } = input;
     const tiles = [...Array(9).keys()].map((i) => ({ i, x: (i % 3) * 102, y: Math.floor(i / 3) * 102 }));
     const colour = Object.keys(NAMED).find((c) => text.includes(c));
     if (colour && !Object.keys(templates).some((s) => text.includes(s))) {
