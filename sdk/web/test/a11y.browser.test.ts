@@ -201,7 +201,7 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
         const find = (root: ParentNode): Element | null => {
           const found = root.querySelector('.msg');
           if (found) return found;
-          for (const el of root.querySelectorAll('*')) {
+          for (const el of Array.from(root.querySelectorAll('*'))) {
             const inner = el.shadowRoot && find(el.shadowRoot);
             if (inner) return inner;
           }

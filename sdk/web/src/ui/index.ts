@@ -131,12 +131,16 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   /** The keyboard proof-of-work of the shown slide, started at the first key press inside the challenge. */
   let keyboardProof: Promise<unknown> | undefined;
   const proveKeyboard = () => {
-    if (image.keyboard_pow !== undefined) keyboardProof ??= host.solve(image.keyboard_pow, progress);
+    if (image.keyboard_pow !== undefined && !keyboardProof) {
+      keyboardProof = host.solve(image.keyboard_pow, progress);
+      // Closing or replacing the challenge aborts it: nobody waits for it then.
+      keyboardProof.catch(() => {});
+    }
     return keyboardProof;
   };
   const progress = (fraction: number) => panel.style.setProperty('--p', String(fraction));
   // Key presses on the challenge itself, not on the link to the alternative.
-  body.addEventListener('keydown', proveKeyboard);
+  body.addEventListener('keydown', (e) => e.key !== 'Escape' && e.key !== 'Tab' && proveKeyboard());
   const send = (answer: unknown) => {
     setBusy(true);
     say(host.t('checking'));

@@ -35,7 +35,7 @@ export const STRINGS: Record<string, Table> = {
       'Select every tile with this shape: {shape}|Select every tile with a symbol of this colour: {colour}|Tiles|Move between tiles with the arrow keys, press Space or Enter to select or clear one, then Verify.|Row {row}, column {column}',
     shape: 'circle|triangle|square|pentagon|star|heart|arrow|cross|moon',
     colour: 'red|blue|yellow',
-    alt: "Can't see the puzzle? Verify without it|Verifying without the puzzle|Starting…|This takes about {seconds} seconds. Please wait here; the progress is announced.|{percent} % done|The alternative is not available right now. Solve the puzzle or try again later.",
+    alt: "Can't see the puzzle? Continue without it|Verifying without the puzzle|Starting…|This takes about {seconds} seconds. Please wait here; the progress is announced.|{percent} % done|The alternative is not available right now. Solve the puzzle or try again later.",
   },
   fr: {
     ui: "Valider|Nouveau défi|Annuler|Ce n'est pas ça, réessayez.|Essais restants : {count}.|Voici un nouveau défi.|Clic {n}",
