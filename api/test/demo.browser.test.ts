@@ -71,7 +71,9 @@ describe.runIf(run)('demo page in Chromium (invisible path)', () => {
         .toMatch(/^pt_/);
       // The widget's own element (the one holding its shadow root) carries its language and direction.
       const host = await page.evaluate(() => {
-        const el = Array.from(document.querySelectorAll('#gatehouse *')).find((e) => e.shadowRoot) as HTMLElement;
+        const el = Array.from(document.querySelectorAll('#gatehouse *')).find(
+          (e) => e.shadowRoot,
+        ) as HTMLElement;
         return { lang: el.lang, dir: el.dir };
       });
       expect(host, locale).toEqual({ lang, dir });

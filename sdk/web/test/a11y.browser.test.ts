@@ -197,7 +197,8 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
       expect(await page.locator('button.link').textContent()).toMatch(/can't see the puzzle/i);
       // What the live region says from now on, recorded in the page (the widget's shadow roots included).
       await page.evaluate(() => {
-        const said: string[] = ((window as unknown as { said: string[] }).said = []);
+        const said: string[] = [];
+        (window as unknown as { said: string[] }).said = said;
         const find = (root: ParentNode): Element | null => {
           const found = root.querySelector('.msg');
           if (found) return found;
