@@ -58,12 +58,6 @@ const RESTART_ERRORS = ['challenge_expired', 'challenge_not_found', 'invalid_ans
 /** Automatic restarts (without the user asking) before the error is reported. */
 const MAX_RESTARTS = 3;
 
-/** Attempts left according to an invalid_answer message ("… 1 attempt left", "no attempts left"). */
-function attemptsLeft(message: string): number | undefined {
-  const m = /(\d+|no) attempts? left/i.exec(message);
-  return m ? (m[1] === 'no' ? 0 : Number(m[1])) : undefined;
-}
-
 /** The challenge UI or the proof-of-work worker could not be loaded. */
 const CHUNK_ERRORS = ['ui_failed', 'pow_failed'];
 
@@ -188,7 +182,8 @@ async function play(
           return { type: 'ok' };
         } catch (error) {
           const e = error as GatehouseError;
-          if (e.code === 'invalid_answer' && attemptsLeft(e.message) !== 0)
+          // "… 1 attempt left" retries the same challenge; "no attempts left" (or a 0) needs a new one.
+          if (e.code === 'invalid_answer' && !/(no|\b0) attempts left/i.test(e.message))
             return { type: 'retry', message: e.message };
           if (RESTART_ERRORS.includes(e.code) || rerouted(e)) {
             carry.message = e.message;
