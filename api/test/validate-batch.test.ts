@@ -1,7 +1,9 @@
 import { GatehouseError } from '@gatehouse/core/errors';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimSql } from '../src/tokens/pass-token-claims.ts';
 import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
-import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+import { databaseAvailable, startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
 
 const run = await databaseAvailable();
 
@@ -109,5 +111,41 @@ describe.runIf(run)('validations claimed in batches', () => {
     ]);
     expect(verdicts).toEqual(['token_not_found', 'valid']);
     expect(await verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[0]!))).toBe('valid');
+  });
+});
+
+/**
+ * The batched claim is planned for the table as it is (an unnamed statement), and a batch of a handful of
+ * claims must probe pass_tokens' primary key, not scan the table: PostgreSQL's plan for the statement the
+ * API sends, on a table that grew from a few rows to 30,000 since it was last analyzed.
+ */
+describe.runIf(run && TEST_DATABASE === 'postgres')('the batched claim on a table that grew', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api?.close());
+
+  it('probes the primary key for each claim, with no sequential scan of pass_tokens', async () => {
+    const db = api.runtime.db;
+    await db.execute(sql`alter table pass_tokens set (autovacuum_enabled = false)`);
+    const { appId } = await api.createApp({ name: 'batch-plan' });
+    await db.execute(sql`
+      insert into pass_tokens (id, app_id, challenge_id, action, captcha_args, issued_at, expires_at)
+      select 'small_' || g, ${appId}, 'ch_small', 'login', '{}'::jsonb, now(), now() + interval '1 hour'
+      from generate_series(1, 30) g`);
+    await db.execute(sql`analyze pass_tokens`);
+    await db.execute(sql`
+      insert into pass_tokens (id, app_id, challenge_id, action, captcha_args, issued_at, expires_at)
+      select 'grown_' || g, ${appId}, 'ch_grown', 'login', '{}'::jsonb, now(), now() + interval '1 hour'
+      from generate_series(1, 30000) g`);
+    const batch = JSON.stringify(
+      Array.from({ length: 8 }, (_, i) => ({ id: `grown_${i + 1}`, app: appId, key: null })),
+    );
+    const text = claimSql(db).replace('$1', `'${batch}'`);
+    const rows = (await db.execute(sql.raw(`explain ${text}`))) as unknown as { 'QUERY PLAN': string }[];
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toContain('Index Scan using pass_tokens_pkey');
+    expect(plan).not.toMatch(/Seq Scan on pass_tokens/);
   });
 });

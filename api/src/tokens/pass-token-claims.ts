@@ -9,20 +9,23 @@ export type ClaimedRow = typeof passTokens.$inferSelect & { fresh: boolean };
 const MAX_BATCH = 256;
 
 /**
- * The claim of many tokens in one statement, prepared once per database. The CTE's UPDATE claims every
+ * The claim of many tokens in one statement, built once per database. The CTE's UPDATE claims every
  * unconsumed token of the batch whose app matches; the outer SELECT reads each row as it was before the
  * statement, with `fresh` saying whether this statement claimed it. A replay so costs what a fresh
  * validation costs, and a batch of n validations costs one round trip, one parse and one plan instead of n.
  */
-function prepareClaim(db: Database) {
+function claimQuery(db: Database) {
   const input = db.$with('claim_input').as(
     db
       .select({
-        claimId: sql<string>`i.id`.as('claim_id'),
-        claimApp: sql<string>`i.app`.as('claim_app'),
-        claimKey: sql<string | null>`i.key`.as('claim_key'),
+        claimId: sql<string>`e->>'id'`.as('claim_id'),
+        claimApp: sql<string>`e->>'app'`.as('claim_app'),
+        claimKey: sql<string | null>`e->>'key'`.as('claim_key'),
       })
-      .from(sql`jsonb_to_recordset(${sql.placeholder('items')}::jsonb) as i(id text, app text, key text)`),
+      // unnest(array(…)) rather than jsonb_to_recordset: PostgreSQL guesses 10 rows for the first and 100 for
+      // the second, and at 100 a hash join over a sequential scan of pass_tokens looks cheaper than probing
+      // its primary key until the table is large (a batch is a handful of claims).
+      .from(sql`unnest(array(select jsonb_array_elements(${sql.placeholder('items')}::jsonb))) as e`),
   );
   const claimed = db.$with('claimed').as(
     db
@@ -38,15 +41,31 @@ function prepareClaim(db: Database) {
       )
       .returning({ claimedId: sql<string>`${passTokens.id}`.as('claimed_id') }),
   );
-  return db
+  const query = db
     .with(input, claimed)
     .select({
       ...getTableColumns(passTokens),
       fresh: sql<boolean>`${passTokens.id} in (select ${claimed.claimedId} from ${claimed})`.mapWith(Boolean),
     })
     .from(passTokens)
-    .where(sql`${passTokens.id} in (select ${input.claimId} from ${input})`)
-    .prepare('gatehouse_claim_pass_tokens');
+    .where(sql`${passTokens.id} in (select ${input.claimId} from ${input})`);
+  return query;
+}
+
+/** The claim's SQL text (its one parameter `$1`, the batch as JSON): for tests that look at its plan. */
+export function claimSql(db: Database): string {
+  return claimQuery(db).toSQL().sql;
+}
+
+function prepareClaim(db: Database) {
+  const query = claimQuery(db);
+  // Built once, but sent unnamed, so PostgreSQL plans each batch for the table as it is. A named statement
+  // gets a generic plan after five runs: planned while pass_tokens was small (a new deployment, the bench),
+  // it joined by hash over a sequential scan, and kept doing so as the table grew, ~14 ms of PostgreSQL CPU
+  // per validation at 60,000 rows. Planning a batch costs PostgreSQL a few tens of µs, shared by its claims.
+  // drizzle's `prepare()` always names the statement; `_prepare()` without a name is the same query object
+  // unnamed (drizzle-orm 0.45, pinned by the lockfile; api/test/validate-cost.test.ts notices a rebuild).
+  return (query as unknown as { _prepare(): ReturnType<typeof query.prepare> })._prepare();
 }
 
 interface Claim {
