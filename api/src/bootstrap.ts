@@ -14,7 +14,9 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
 import { AuthThrottle } from './auth-throttle.ts';
+import { alternativeSettings } from './challenges/alternative.ts';
 import { AlternativeCounter } from './challenges/alternative-limit.ts';
+import { keyboardPowSeconds } from './challenges/priced-pow.ts';
 import type { Config } from './config.ts';
 import { RiskDecisions } from './console/decisions.ts';
 import { UsageRollup } from './console/usage.ts';
@@ -47,6 +49,9 @@ export async function bootstrap(
   logger?: Logger,
   options: BootstrapOptions = {},
 ): Promise<Runtime> {
+  // Read at each challenge (tests change them), checked first so that a bad value stops the start.
+  alternativeSettings();
+  keyboardPowSeconds();
   const log = logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   // DATA_DIR holds the generated admin token and sync credential, and by default the embedded database:
   // private when Gatehouse writes any of them (a deployment with all three configured writes nothing).

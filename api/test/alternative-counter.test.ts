@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alternativeSettings } from '../src/challenges/alternative.ts';
 import { AlternativeCounter } from '../src/challenges/alternative-limit.ts';
+import { keyboardPowSeconds } from '../src/challenges/priced-pow.ts';
 import { REDIS_URL, redisAvailable } from './harness.ts';
 
 const redis = await redisAvailable('the shared alternative count');
@@ -42,5 +44,14 @@ describe('AlternativeCounter', () => {
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(HOUR);
     });
+  });
+});
+
+describe('price settings', () => {
+  it('a bad ALTERNATIVE_POW_SECONDS or KEYBOARD_POW_SECONDS is refused with a precise sentence', () => {
+    expect(alternativeSettings({})).toEqual({ baseSeconds: 20 });
+    expect(keyboardPowSeconds({})).toBe(4.5);
+    expect(() => alternativeSettings({ ALTERNATIVE_POW_SECONDS: 'soon' })).toThrow(/ALTERNATIVE_POW_SECONDS/);
+    expect(() => keyboardPowSeconds({ KEYBOARD_POW_SECONDS: '0' })).toThrow(/KEYBOARD_POW_SECONDS/);
   });
 });

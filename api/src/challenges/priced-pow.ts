@@ -17,11 +17,16 @@ const keyboardEnv = z.object({
   KEYBOARD_POW_SECONDS: z.coerce.number().min(0.05).max(60).default(KEYBOARD_POW_SECONDS),
 });
 
-/** The keyboard puzzle of a slide challenge, priced by KEYBOARD_POW_SECONDS (tests lower it). */
-export function keyboardPow(env: NodeJS.ProcessEnv = process.env): Puzzle {
+/** KEYBOARD_POW_SECONDS, read and checked (tests lower it); bootstrap reads it once so a bad value stops the start. */
+export function keyboardPowSeconds(env: NodeJS.ProcessEnv = process.env): number {
   const parsed = keyboardEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(`Invalid configuration: KEYBOARD_POW_SECONDS: ${parsed.error.issues[0]?.message}`);
   }
-  return powForSeconds(parsed.data.KEYBOARD_POW_SECONDS);
+  return parsed.data.KEYBOARD_POW_SECONDS;
+}
+
+/** The keyboard puzzle of a slide challenge, priced by KEYBOARD_POW_SECONDS. */
+export function keyboardPow(): Puzzle {
+  return powForSeconds(keyboardPowSeconds());
 }
