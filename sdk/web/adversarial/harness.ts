@@ -44,8 +44,11 @@ export interface Solver {
   kind: Kind;
   /** `oracle` is the test's knowledge of the answer; the others look at the pixels only. */
   locator: 'content' | 'outline' | 'template' | 'oracle';
-  /** Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal. */
-  role: 'scripted' | 'control' | 'info';
+  /**
+   * Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal.
+   * `open`: a scripted solver whose goal is not met yet (docs/adversarial.md, "Open"), measured and shown.
+   */
+  role: 'scripted' | 'control' | 'info' | 'open';
   slideInput?: SlideInput;
 }
 
@@ -251,7 +254,7 @@ async function solveSlide(page: Page, solver: Solver, truth: SlideAnswer, rng: R
     const x = xs[i] as number;
     result.located ||= Math.abs(x - truth.x) <= SLIDE_TOLERANCE_PX;
     const submitted = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/submit'), {
-      timeout: 90_000,
+      timeout: 60_000,
     });
     const input = (solver.slideInput as SlideInput)(rng, x);
     if (input === 'instant') await instantDrop(page, handle, x, scale);
@@ -364,7 +367,9 @@ export function table(cells: readonly Cell[]): string {
     const first = ran.filter((a) => a.passedFirst).length;
     const loc = ran.filter((a) => a.located).length;
     const [lo, hi] = wilson(k, ran.length);
-    const goal = solver.role === 'scripted' ? '≤ 5 %' : solver.role === 'control' ? '≥ 95 %' : 'info';
+    const goal = { scripted: '≤ 5 %', open: '≤ 5 % (not met: open)', control: '≥ 95 %', info: 'info' }[
+      solver.role
+    ];
     const errors = attempts.length - ran.length;
     return `| ${solver.kind} | ${solver.label} | ${k}/${ran.length}${errors ? ` (+${errors} broken)` : ''} | ${solver.kind === 'slide' ? `${first}/${ran.length}` : 'same'} | ${solver.locator === 'oracle' ? 'given' : `${loc}/${ran.length}`} | ${pct(lo)}–${pct(hi)} | ${goal} |`;
   });

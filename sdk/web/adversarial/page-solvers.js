@@ -74,7 +74,8 @@
    */
   function candidates(scores) {
     const out = [];
-    for (const c of [...scores].sort((a, b) => b.score - a.score)) {
+    // The gap never overlaps the resting piece (public: the track and piece sizes are in the view).
+    for (const c of [...scores].filter((c) => c.x >= 64).sort((a, b) => b.score - a.score)) {
       if (out.every((x) => Math.abs(x - c.x) >= 30)) out.push(c.x);
       if (out.length === 3) break;
     }
