@@ -70,7 +70,7 @@ export const SOLVERS: readonly Solver[] = [
   slide('keys-random', 'keyboard, 60–140 ms random intervals', 'content', randomKeys),
   slide('keys-human', 'keyboard, human-like timing', 'content', humanTimedKeys),
   slide('replay', 'replayed human trajectory + noise', 'content', replayDrag),
-  slide('replay-outline', 'replayed trajectory + outline (shape) matcher', 'outline', replayDrag),
+  slide('replay-outline', 'replayed trajectory + outline (shape) matcher', 'outline', replayDrag, 'open'),
   {
     id: 'click-template',
     label: 'template match, human-timed clicks',

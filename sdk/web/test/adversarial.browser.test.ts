@@ -22,7 +22,7 @@ describe.runIf(run)('adversarial harness (short form)', () => {
     const cells = await runCells(
       suite,
       solvers,
-      (s) => (s.role === 'control' ? (s.kind === 'slide' ? 20 : 10) : 6),
+      (s) => (s.role === 'control' ? (s.kind === 'slide' ? 20 : 10) : s.role === 'open' ? 12 : 6),
       {
         seed: 'ci',
       },
@@ -42,12 +42,13 @@ describe.runIf(run)('adversarial harness (short form)', () => {
       ]);
     expect(count('scripted', (a) => a.passed)).toBeLessThanOrEqual(4);
     expect(count('control', (a) => !a.passed)).toBeLessThanOrEqual(2);
-    // The open row (a shape-aware hole finder that tries both holes) misses the goal today; it must not
-    // get back to the old rate (17 of 20 before the holes stopped holding the piece's pixels).
+    // The open row (a shape-aware hole finder that tries both holes) misses the goal today (about half);
+    // it must not get back to the old rate (17 of 20 on one try): at most 10 of 12, which a solver at
+    // 95 % exceeds with probability about 0.9 and one at 60 % with probability about 0.02.
     for (const c of cells.filter((c) => c.solver.role === 'open'))
       expect([c.solver.id, c.attempts.filter((a) => a.passed).length]).toEqual([
         c.solver.id,
-        expect.toSatisfy((k: number) => k <= 5),
+        expect.toSatisfy((k: number) => k <= 10),
       ]);
   }, 600_000);
 });
