@@ -93,13 +93,14 @@ function xAt(points: readonly TrajectoryPoint[], t: number): number {
 }
 
 /**
- * Speeds over equal time buckets (at least ~40 ms each). Bucketing averages out per-sample pixel noise,
- * which would otherwise make a noisy constant-speed line look irregular.
+ * Speeds over three to five equal time buckets (at least ~40 ms each). Bucketing averages out per-sample
+ * pixel noise, which would otherwise make a noisy constant-speed line look irregular; five is few enough
+ * that ±2 px jitter on a scripted line stays flat (issue 15), and enough to see a hand speed up and slow down.
  */
 export function bucketSpeeds(points: readonly TrajectoryPoint[]): number[] {
   const first = points[0] as TrajectoryPoint;
   const duration = (points[points.length - 1] as TrajectoryPoint).t - first.t;
-  const buckets = Math.max(3, Math.min(10, Math.floor(duration / 40)));
+  const buckets = Math.max(3, Math.min(5, Math.floor(duration / 40)));
   const dt = duration / buckets;
   const speeds: number[] = [];
   for (let i = 0; i < buckets; i++) {
