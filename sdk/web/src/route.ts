@@ -35,8 +35,8 @@ const states = new Map<string, PageState>();
 const warned = new Set<string>();
 
 const SETTING =
-  'options.apiServer (data-gatehouse-api-server) names a standby host. Set it to the main API\u2019s URL or ' +
-  'remove it: the widget switches to the standby hosts by itself when the main API fails.';
+  'options.apiServer (data-gatehouse-api-server) names a standby host: set it to the main API\u2019s URL ' +
+  '(the widget finds the standby hosts itself).';
 
 function warnOnce(key: string, message: string, level: 'warn' | 'error' = 'warn'): void {
   if (warned.has(key)) return;
@@ -129,7 +129,7 @@ export class Route {
         } else if (target.kind === 'bypass' && verdict === 'online' && source === 'option') {
           warnOnce(
             'option',
-            `standby host ${target.base} says the main API is up, yet it failed from here. Remove options.bypassServers unless you meant those hosts: the widget learns the standby hosts by itself.`,
+            `standby host ${target.base} says the main API is up, yet it failed from here; without options.bypassServers the widget finds its standby hosts itself.`,
           );
         }
         this.noteFailure(target.base, verdict);

@@ -59,6 +59,7 @@ export class Widget implements WidgetHandle {
   private expired = false;
   private state: State = 'idle';
   private statusKey?: LoaderKey;
+  private liveKey?: LoaderKey;
   private interactive = false;
   private running?: Promise<string>;
   private abort?: AbortController;
@@ -83,6 +84,7 @@ export class Widget implements WidgetHandle {
         (t) => {
           this.t = t;
           this.setState(this.state, this.statusKey);
+          this.announce(this.liveKey);
         },
         (error) => console.warn(`Gatehouse: ${error?.message ?? error}; in English.`),
       );
@@ -180,8 +182,10 @@ export class Widget implements WidgetHandle {
     if (state !== 'running') this.box.style.removeProperty('--p');
   }
 
-  private announce(text: string): void {
-    this.live.textContent = text;
+  /** What the live region says, by key, so that it is said again in the page's language once the pack is in. */
+  private announce(key?: LoaderKey): void {
+    this.liveKey = key;
+    this.live.textContent = key ? this.t(key) : '';
   }
 
   execute(): Promise<string> {
@@ -216,7 +220,7 @@ export class Widget implements WidgetHandle {
     const abort = new AbortController();
     this.abort = abort;
     this.setState('running', 'verifying');
-    this.announce(this.t('verifying'));
+    this.announce('verifying');
     try {
       const passed = await verify({
         route: this.route,
@@ -268,12 +272,12 @@ export class Widget implements WidgetHandle {
     if (isClientOnly(passed.token)) {
       // Nothing verified the visitor: never the success state, never onSuccess (issue 12).
       this.setState('unverified', 'unverified');
-      this.announce(this.t('unverified'));
+      this.announce('unverified');
       this.o.onUnverified?.(passed.token);
       return;
     }
     this.setState('done', 'success');
-    this.announce(this.t('success'));
+    this.announce('success');
     this.o.onSuccess?.(passed.token);
   }
 
@@ -286,13 +290,13 @@ export class Widget implements WidgetHandle {
         : new GatehouseError('widget_error', String((error as Error)?.message ?? error));
     if (e.code === 'closed') {
       this.setState('idle');
-      this.announce('');
+      this.announce();
       this.o.onClose?.();
       return;
     }
     const key = e.code === 'network_error' || e.code === 'timeout' ? 'network' : 'failed';
     this.setState('error', key);
-    this.announce(this.t(key));
+    this.announce(key);
     this.o.onError?.(e);
     // retry 'auto': the modes that verify by themselves try again after a failure of the network or the
     // service; a refusal of the page's configuration (4xx) waits for the user.
@@ -316,7 +320,7 @@ export class Widget implements WidgetHandle {
     this.clearToken();
     this.expired = true;
     this.setState('expired', 'expired');
-    this.announce(this.t('expired'));
+    this.announce('expired');
     if (token) this.o.onExpired?.(token);
     const { mode, refreshExpired } = this.o;
     if (refreshExpired === 'auto' && (mode === 'embedded' || mode === 'invisible'))
@@ -356,7 +360,7 @@ export class Widget implements WidgetHandle {
         close: () => reject(new GatehouseError('closed', 'The challenge was closed.')),
       };
       if (this.view) return this.view.replace(image, message);
-      this.announce(this.t('loading'));
+      this.announce('loading');
       const signal = this.abort?.signal;
       loadUi(this.route.widgetHosts()).then(
         (ui) => {
@@ -380,7 +384,7 @@ export class Widget implements WidgetHandle {
           this.view = ui.mount(host, image);
           // The user's turn: neither "Verifying…" on the box nor "Loading the challenge…" in the live region.
           this.setState('running');
-          this.announce('');
+          this.announce();
         },
         (error) =>
           reject(new GatehouseError('ui_failed', `Cannot load the challenge: ${error?.message ?? error}`)),
@@ -408,7 +412,7 @@ export class Widget implements WidgetHandle {
     this.clearToken();
     this.expired = false;
     this.setState('idle');
-    this.announce('');
+    this.announce();
   }
 
   remove(): void {

@@ -172,9 +172,12 @@ describe.runIf(run)('widget options in Chromium', () => {
     await page.locator('.handle').waitFor({ state: 'visible' });
     expect((await events(page)).map((e) => e.type)).toEqual(['ready', 'before-interactive']);
 
+    // The old challenge stays shown while its replacement loads: wait for the new one before pressing Escape.
+    const replaced = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init') && inits.length === 2);
     await page.clock.fastForward((expiresIn + 1) * 1000);
     await expect.poll(() => count(page, 'timeout')).toBe(1);
-    await expect.poll(() => inits.length).toBe(2); // a new challenge replaced it
+    await replaced; // a new challenge replaced it
+    expect(inits.length).toBe(2);
     await page.locator('.handle').waitFor({ state: 'visible' });
 
     await press(page, 'Escape');
