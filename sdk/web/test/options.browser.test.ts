@@ -173,7 +173,9 @@ describe.runIf(run)('widget options in Chromium', () => {
     expect((await events(page)).map((e) => e.type)).toEqual(['ready', 'before-interactive']);
 
     // The old challenge stays shown while its replacement loads: wait for the new one before pressing Escape.
-    const replaced = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init') && inits.length === 2);
+    const replaced = page.waitForResponse(
+      (r) => r.url().endsWith('/v1/challenge/init') && inits.length === 2,
+    );
     await page.clock.fastForward((expiresIn + 1) * 1000);
     await expect.poll(() => count(page, 'timeout')).toBe(1);
     await replaced; // a new challenge replaced it
