@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { humanDrag, humanKeys } from '../../core/src/challenges/test-trajectories.ts';
 import { ALTERNATIVES_PER_IP_PER_HOUR, alternativeSeconds } from '../src/challenges/alternative.ts';
 import { openChallenge } from '../src/challenges/sealed-challenge.ts';
-import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+import {
+  DESKTOP_CHROME as BROWSER,
+  databaseAvailable,
+  DESKTOP_SIGNALS as signals,
+  startTestApi,
+  type TestApi,
+} from './harness.ts';
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
@@ -14,15 +20,6 @@ import { expectMatchesOpenApi } from './openapi-assert.ts';
  */
 const run = await databaseAvailable();
 
-const BROWSER = {
-  'User-Agent':
-    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-  'Accept-Language': 'en-GB,en;q=0.9',
-  'Sec-CH-UA': '"Chromium";v="131", "Not_A Brand";v="24"',
-  'Sec-CH-UA-Mobile': '?0',
-  'Sec-CH-UA-Platform': '"Linux"',
-};
-const signals = { webdriver: false, languages: ['en-GB'], screen: { w: 1440, h: 900 } };
 const SLIDE_ONLY = { invisible_below: 0, image_below: 101, image_kinds: ['slide'] };
 const BASE_SECONDS = 0.1;
 const hasher = nativeHasher();

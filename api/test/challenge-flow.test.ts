@@ -6,21 +6,17 @@ import { meetsTarget as meetsTargetOf, nonceBytes as nonceBytesOf } from '../../
 import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { imagePool } from '../src/challenges/kinds.ts';
 import { openChallenge } from '../src/challenges/sealed-challenge.ts';
-import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+import {
+  DESKTOP_CHROME as BROWSER,
+  DESKTOP_SIGNALS as browserSignals,
+  databaseAvailable,
+  startTestApi,
+  type TestApi,
+} from './harness.ts';
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 const run = await databaseAvailable();
 
-/** Headers of an ordinary desktop Chrome: with `browserSignals` this scores the base score. */
-const BROWSER = {
-  'User-Agent':
-    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-  'Accept-Language': 'en-GB,en;q=0.9',
-  'Sec-CH-UA': '"Chromium";v="131", "Not_A Brand";v="24"',
-  'Sec-CH-UA-Mobile': '?0',
-  'Sec-CH-UA-Platform': '"Linux"',
-};
-const browserSignals = { webdriver: false, languages: ['en-GB'], screen: { w: 1440, h: 900 } };
 const INVISIBLE_ONLY = { invisible_below: 101, image_below: 101 };
 const SLIDE_ONLY = { invisible_below: 0, image_below: 101, image_kinds: ['slide'] };
 

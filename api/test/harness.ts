@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GatehouseError } from '@gatehouse/core/errors';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import postgres from 'postgres';
@@ -11,6 +12,7 @@ import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { appSettings } from '../src/apps/settings.ts';
 import { type BootstrapOptions, bootstrap, type Runtime } from '../src/bootstrap.ts';
 import { type Config, loadConfig } from '../src/config.ts';
+import { mintPassToken } from '../src/tokens/pass-tokens.ts';
 
 /**
  * Test harness: a real API listening on an ephemeral port, on the database the vitest project names
@@ -199,4 +201,45 @@ export async function startTestApi(
       await drop?.();
     },
   };
+}
+
+/** Headers of an ordinary desktop Chrome: with `DESKTOP_SIGNALS`, from a home address, it scores the base score. */
+export const DESKTOP_CHROME = {
+  'User-Agent':
+    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  'Accept-Language': 'en-GB,en;q=0.9',
+  'Sec-CH-UA': '"Chromium";v="131", "Not_A Brand";v="24"',
+  'Sec-CH-UA-Mobile': '?0',
+  'Sec-CH-UA-Platform': '"Linux"',
+};
+export const DESKTOP_SIGNALS = { webdriver: false, languages: ['en-GB'], screen: { w: 1440, h: 900 } };
+
+/** A pass token for `appId`, minted straight into the database (a `login` solved from 203.0.113.7). */
+export async function mintLoginToken(api: TestApi, appId: string, challengeId: string): Promise<string> {
+  const app = await api.runtime.apps.findById(appId);
+  if (!app) throw new Error(`no app ${appId}`);
+  return mintPassToken(api.runtime.db, api.runtime.keys, {
+    app,
+    challengeId,
+    action: 'login',
+    captchaArgs: {
+      platform: 'web',
+      user_ip: '203.0.113.7',
+      referer: null,
+      pkg: null,
+      solved_at: 0,
+      risk_score: 0,
+    },
+  });
+}
+
+/** A validation's verdict: 'valid', or the code of the GatehouseError it was refused with. */
+export async function verdictOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'valid';
+  } catch (error) {
+    if (error instanceof GatehouseError) return error.code;
+    throw error;
+  }
 }

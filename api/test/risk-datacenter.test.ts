@@ -1,7 +1,13 @@
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDatacenterRanges } from '../src/risk/ranges.ts';
-import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+import {
+  DESKTOP_CHROME as CHROME,
+  databaseAvailable,
+  DESKTOP_SIGNALS as signals,
+  startTestApi,
+  type TestApi,
+} from './harness.ts';
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
@@ -11,16 +17,6 @@ import { expectMatchesOpenApi } from './openapi-assert.ts';
  */
 const run = await databaseAvailable();
 
-/** Headers of an ordinary desktop Chrome; with these signals it scores the base score from a home address. */
-const CHROME = {
-  'User-Agent':
-    'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-  'Accept-Language': 'en-GB,en;q=0.9',
-  'Sec-CH-UA': '"Chromium";v="131", "Not_A Brand";v="24"',
-  'Sec-CH-UA-Mobile': '?0',
-  'Sec-CH-UA-Platform': '"Linux"',
-};
-const signals = { webdriver: false, languages: ['en-GB'], screen: { w: 1440, h: 900 } };
 /** Addresses in the committed ranges (AWS us-east-1, a DigitalOcean droplet, Hetzner, AWS over IPv6). */
 const HOSTED = ['3.5.140.2', '167.99.241.66', '85.10.199.76', '2600:1f18::1'];
 /** Documentation addresses: in no provider's ranges. */

@@ -1,9 +1,15 @@
-import { GatehouseError } from '@gatehouse/core/errors';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimSql } from '../src/tokens/pass-token-claims.ts';
-import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
-import { databaseAvailable, startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
+import { validatePassToken } from '../src/tokens/pass-tokens.ts';
+import {
+  databaseAvailable,
+  mintLoginToken,
+  startTestApi,
+  TEST_DATABASE,
+  type TestApi,
+  verdictOf,
+} from './harness.ts';
 
 const run = await databaseAvailable();
 
@@ -22,33 +28,9 @@ describe.runIf(run)('validations claimed in batches', () => {
   async function mint(appId: string, count: number) {
     const app = (await api.runtime.apps.findById(appId))!;
     const tokens = await Promise.all(
-      Array.from({ length: count }, (_, i) =>
-        mintPassToken(api.runtime.db, api.runtime.keys, {
-          app,
-          challengeId: `ch_batch_${i}`,
-          action: 'login',
-          captchaArgs: {
-            platform: 'web',
-            user_ip: '203.0.113.7',
-            referer: null,
-            pkg: null,
-            solved_at: 0,
-            risk_score: 0,
-          },
-        }),
-      ),
+      Array.from({ length: count }, (_, i) => mintLoginToken(api, appId, `ch_batch_${i}`)),
     );
     return { app, tokens };
-  }
-
-  async function verdict(promise: Promise<unknown>): Promise<string> {
-    try {
-      await promise;
-      return 'valid';
-    } catch (error) {
-      if (error instanceof GatehouseError) return error.code;
-      throw error;
-    }
   }
 
   function tally(verdicts: string[]): Record<string, number> {
@@ -62,7 +44,7 @@ describe.runIf(run)('validations claimed in batches', () => {
     const { app, tokens } = await mint(appId, 1);
     const verdicts = await Promise.all(
       Array.from({ length: 50 }, () =>
-        verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[0]!)),
+        verdictOf(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[0]!)),
       ),
     );
     expect(tally(verdicts)).toEqual({ valid: 1, token_already_used: 49 });
@@ -73,7 +55,7 @@ describe.runIf(run)('validations claimed in batches', () => {
     const { app, tokens } = await mint(appId, 300);
     const sent = [...tokens, ...tokens.toReversed()];
     const verdicts = await Promise.all(
-      sent.map((token) => verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, token))),
+      sent.map((token) => verdictOf(validatePassToken(api.runtime.db, api.runtime.keys, app, token))),
     );
     expect(tally(verdicts)).toEqual({ valid: 300, token_already_used: 300 });
     const perToken = new Map<string, string[]>();
@@ -82,7 +64,7 @@ describe.runIf(run)('validations claimed in batches', () => {
     for (const pair of perToken.values()) expect(pair.toSorted()).toEqual(['token_already_used', 'valid']);
     // Every one is spent now: a later turn sees replays only.
     const again = await Promise.all(
-      tokens.slice(0, 20).map((t) => verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, t))),
+      tokens.slice(0, 20).map((t) => verdictOf(validatePassToken(api.runtime.db, api.runtime.keys, app, t))),
     );
     expect(tally(again)).toEqual({ token_already_used: 20 });
   });
@@ -92,7 +74,7 @@ describe.runIf(run)('validations claimed in batches', () => {
     const { app, tokens } = await mint(appId, 1);
     const token = tokens[0]!;
     const check = (idempotencyKey: string) =>
-      verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, token, { idempotencyKey }));
+      verdictOf(validatePassToken(api.runtime.db, api.runtime.keys, app, token, { idempotencyKey }));
     const verdicts = await Promise.all([check('k1'), check('k1'), check('k2')]);
     // The first k1 claims it; the second (held for the next statement) is its retry; k2 is a replay.
     expect(verdicts).toEqual(['valid', 'valid', 'token_already_used']);
@@ -106,11 +88,13 @@ describe.runIf(run)('validations claimed in batches', () => {
     // The MAC binds the token to its app: validating it for another app never reaches the claim. The
     // batched statement checks the app too, for a row whose id is shared: same turn, both apps.
     const verdicts = await Promise.all([
-      verdict(validatePassToken(api.runtime.db, api.runtime.keys, otherApp, tokens[0]!)),
-      verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[1]!)),
+      verdictOf(validatePassToken(api.runtime.db, api.runtime.keys, otherApp, tokens[0]!)),
+      verdictOf(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[1]!)),
     ]);
     expect(verdicts).toEqual(['token_not_found', 'valid']);
-    expect(await verdict(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[0]!))).toBe('valid');
+    expect(await verdictOf(validatePassToken(api.runtime.db, api.runtime.keys, app, tokens[0]!))).toBe(
+      'valid',
+    );
   });
 });
 

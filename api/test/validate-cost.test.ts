@@ -1,8 +1,7 @@
 import type { Database } from '@gatehouse/core/db';
-import { GatehouseError } from '@gatehouse/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
-import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
+import { validatePassToken } from '../src/tokens/pass-tokens.ts';
+import { databaseAvailable, mintLoginToken, startTestApi, type TestApi, verdictOf } from './harness.ts';
 
 const run = await databaseAvailable();
 
@@ -34,52 +33,29 @@ describe.runIf(run)('validation cost by verdict', () => {
 
   async function token(appId: string) {
     const app = (await api.runtime.apps.findById(appId))!;
-    const minted = await mintPassToken(api.runtime.db, api.runtime.keys, {
-      app,
-      challengeId: 'ch_cost',
-      action: 'login',
-      captchaArgs: {
-        platform: 'web',
-        user_ip: '203.0.113.7',
-        referer: null,
-        pkg: null,
-        solved_at: 0,
-        risk_score: 0,
-      },
-    });
-    return { app, minted };
-  }
-
-  async function verdict(promise: Promise<unknown>): Promise<string> {
-    try {
-      await promise;
-      return 'valid';
-    } catch (error) {
-      if (error instanceof GatehouseError) return error.code;
-      throw error;
-    }
+    return { app, minted: await mintLoginToken(api, appId, 'ch_cost') };
   }
 
   it('fresh, replayed and forged tokens: no query built per validation, and a forgery touches no database', async () => {
     const created = await api.createApp({ name: 'cost' });
     const { app, minted } = await token(created.appId);
     // The first validation on this database prepares the statement; measure from the second token on.
-    expect(await verdict(validatePassToken(db, api.runtime.keys, app, minted))).toBe('valid');
+    expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, minted))).toBe('valid');
     const second = await token(created.appId);
 
     built.length = 0;
-    expect(await verdict(validatePassToken(db, api.runtime.keys, app, second.minted))).toBe('valid');
+    expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, second.minted))).toBe('valid');
     expect(built).toEqual([]);
 
     built.length = 0;
-    expect(await verdict(validatePassToken(db, api.runtime.keys, app, second.minted))).toBe(
+    expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, second.minted))).toBe(
       'token_already_used',
     );
     expect(built).toEqual([]);
 
     const forged = `${second.minted.slice(0, -4)}AAAA`;
     built.length = 0;
-    expect(await verdict(validatePassToken(db, api.runtime.keys, app, forged))).toBe('token_not_found');
+    expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, forged))).toBe('token_not_found');
     expect(built).toEqual([]);
   });
 
@@ -87,12 +63,12 @@ describe.runIf(run)('validation cost by verdict', () => {
     const created = await api.createApp({ name: 'cost-retry' });
     const { app, minted } = await token(created.appId);
     const options = { idempotencyKey: 'retry-1' };
-    expect(await verdict(validatePassToken(db, api.runtime.keys, app, minted, options))).toBe('valid');
+    expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, minted, options))).toBe('valid');
     built.length = 0;
-    expect(await verdict(validatePassToken(db, api.runtime.keys, app, minted, options))).toBe('valid');
-    expect(await verdict(validatePassToken(db, api.runtime.keys, app, minted, { idempotencyKey: 'x' }))).toBe(
-      'token_already_used',
-    );
+    expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, minted, options))).toBe('valid');
+    expect(
+      await verdictOf(validatePassToken(db, api.runtime.keys, app, minted, { idempotencyKey: 'x' })),
+    ).toBe('token_already_used');
     expect(built).toEqual([]);
   });
 });
