@@ -65,6 +65,8 @@ export class Widget implements WidgetHandle {
   private abort?: AbortController;
   private view?: ChallengeView;
   private showing?: Showing;
+  /** The user closed the challenge; kept until the view goes, for a close while a timed-out one reloads. */
+  private shut?: GatehouseError;
   private serverToken?: string;
   private replaying = false;
   private route: Route;
@@ -354,10 +356,12 @@ export class Widget implements WidgetHandle {
         this.showing?.refresh();
       }, expiresIn * 1000);
     return new Promise((resolve, reject) => {
+      // Closed while the timed-out challenge's replacement was loading (its promise had settled then).
+      if (this.shut) return reject(this.shut);
       this.showing = {
         submit,
         refresh: resolve,
-        close: () => reject(new GatehouseError('closed', 'The challenge was closed.')),
+        close: () => reject((this.shut = new GatehouseError('closed', 'The challenge was closed.'))),
       };
       if (this.view) return this.view.replace(image, message);
       this.announce('loading');
@@ -396,7 +400,7 @@ export class Widget implements WidgetHandle {
     clearTimeout(this.challengeTimer);
     this.view?.destroy();
     this.view = undefined;
-    this.showing = undefined;
+    this.showing = this.shut = undefined;
     if (this.interactive) {
       this.interactive = false;
       this.o.onAfterInteractive?.();

@@ -7,7 +7,15 @@ import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
 import { freePort } from '../../../api/test/failover/processes.ts';
 import { databaseAvailable } from '../../../api/test/harness.ts';
 import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
-import { dragInstantly, focusedClass, outcome, type PageRenderOptions, press, render } from './helpers.ts';
+import {
+  dragInstantly,
+  events,
+  focusedClass,
+  outcome,
+  type PageRenderOptions,
+  press,
+  render,
+} from './helpers.ts';
 
 /*
  * WCAG 2.2 AA for the widget in every state it can be in, in Debian's Chromium against a real API: each
@@ -239,6 +247,40 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
       await expectAccessible(page, `${kind} alternative, done`);
     }
   }, 240_000);
+
+  it('an Escape pressed while a timed-out challenge reloads closes the popup (it was lost: the promise had settled)', async () => {
+    const a = await app({ risk_policy: imageOnly('slide') });
+    let held: (() => void) | undefined;
+    let inits = 0;
+    const page = await widgetPage('light', { appKey: a.appKey, mode: 'popup' }, async (p) => {
+      await p.clock.install();
+      // The second init (the replacement) is held until the Escape has been pressed.
+      await p.route('**/v1/challenge/init', async (route) => {
+        if (++inits === 2) await new Promise<void>((release) => (held = release));
+        await route.continue();
+      });
+    });
+    const init = firstInit(page);
+    await page.locator('.check').click();
+    const expiresIn = (await init).data.expires_in as number;
+    await page.locator('dialog .handle').waitFor({ state: 'visible' });
+    await page.locator('dialog .handle').focus();
+    await page.clock.fastForward((expiresIn + 1) * 1000);
+    await expect.poll(() => inits, { timeout: 10_000 }).toBe(2);
+    // The old challenge is still shown and focused while its replacement loads.
+    expect(await focusedClass(page)).toBe('div.handle');
+    await press(page, 'Escape');
+    held?.();
+    await expect
+      .poll(() => events(page).then((e) => e.map((x) => x.type)), { timeout: 10_000 })
+      .toContain('close');
+    await expect.poll(() => page.locator('dialog').count()).toBe(0);
+    expect(await page.locator('.box').getAttribute('data-state')).toBe('idle');
+    // Closed means closed: the replacement that arrived afterwards is not shown.
+    await page.waitForTimeout(500);
+    expect(await page.locator('dialog').count()).toBe(0);
+    expect(await focusedClass(page)).toBe('button.check');
+  }, 90_000);
 
   it('once the challenge is shown, the live region no longer says "Loading the challenge…"', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });
