@@ -59,7 +59,7 @@ describe('challenges index', () => {
     const verdict = verifyChallenge('slide', openedAnswer, requestBody.answer);
     if (!verdict.ok) log.info({ reason: verdict.reason }, 'challenge answer refused');
     expect(verdict).toEqual({ ok: false, reason: 'too_few_samples' });
-    expect(MAX_ATTEMPTS.slide).toBe(2);
+    expect(MAX_ATTEMPTS.slide).toBe(1);
   });
 
   it('bounds attempts per kind', () => {

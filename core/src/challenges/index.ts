@@ -29,12 +29,14 @@ export * from './types.ts';
 export const CHALLENGE_KINDS: readonly ChallengeKind[] = ['slide', 'click', 'select'];
 
 /**
- * Wrong answers the API should accept per challenge before it is spent. Chance of a blind guess per try:
- * slide about 11 in 150 positions (the trajectory checks are what stop scripted guessing), click and
- * select far below 1 % (ordered symbols; one of 246 tile sets). A person who misses twice gets a fresh
- * challenge instead, which costs them one reload.
+ * Answers the API accepts per challenge: one, as mature slide CAPTCHAs do. A wrong answer gets a fresh
+ * picture, never a second try on the same one: a second try let a solver that narrowed the answer to two
+ * places (both holes of a slide, two orders of click symbols) take both, and doubled a slide guess (2 x
+ * 11 of 161 positions). A blind slide guess is now 7 in 161 (SLIDE_TOLERANCE_PX); click and select far
+ * below 1 %. A person who misses gets a new picture (one reload), and the API counts the miss against the
+ * address (api/src/risk/answer-history.ts).
  */
-export const MAX_ATTEMPTS: Readonly<Record<ChallengeKind, number>> = { slide: 2, click: 3, select: 2 };
+export const MAX_ATTEMPTS: Readonly<Record<ChallengeKind, number>> = { slide: 1, click: 1, select: 1 };
 
 export type Challenge = SlideChallenge | ClickChallenge | SelectChallenge;
 export type ChallengeAnswer = SlideAnswer | ClickAnswer | SelectAnswer;

@@ -30,8 +30,12 @@ const PAD = 12;
 export const PIECE_SIZE = BODY + 2 * PAD;
 /** The piece slides from x = 0 to here (its left edge, in background px). */
 export const TRACK_MAX = SLIDE_WIDTH - PIECE_SIZE;
-/** How far the final x may be from the gap and still count, in px (either side). */
-export const SLIDE_TOLERANCE_PX = 5;
+/**
+ * How far the final x may be from the gap and still count, in px (either side): 7 of the 161 gap positions,
+ * a 4.3 % blind guess (±5 was 6.8 %). Keyboard steps of 4 px always reach within 2; the drag is judged by the
+ * harness's control (docs/adversarial.md), which is synthetic: try it with people.
+ */
+export const SLIDE_TOLERANCE_PX = 3;
 /** The gap starts at least this far right, so the resting piece never overlaps it. */
 const MIN_GAP_X = PIECE_SIZE + 8;
 
