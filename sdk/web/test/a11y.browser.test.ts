@@ -110,6 +110,38 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
       .waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), { timeout: 60_000 })
       .then((r) => r.json());
 
+  /** What the live region says from now on, recorded in the page (the widget's shadow roots included). */
+  async function recordSaid(page: Page): Promise<void> {
+    await page.evaluate(() => {
+      const said: string[] = [];
+      (window as unknown as { said: string[] }).said = said;
+      const find = (root: ParentNode): Element | null => {
+        const found = root.querySelector('.msg');
+        if (found) return found;
+        for (const el of Array.from(root.querySelectorAll('*'))) {
+          const inner = el.shadowRoot && find(el.shadowRoot);
+          if (inner) return inner;
+        }
+        return null;
+      };
+      setInterval(() => {
+        const text = find(document)?.textContent;
+        if (text && said.at(-1) !== text) said.push(text);
+      }, 50);
+    });
+  }
+  const saidSoFar = (page: Page) => page.evaluate(() => (window as unknown as { said: string[] }).said);
+
+  /** Tab from the page's field through the box and the challenge until `cls` has focus (keys only). */
+  async function tabTo(page: Page, cls: string): Promise<void> {
+    const reached: string[] = [];
+    for (let i = 0; i < 40 && (await focusedClass(page)) !== cls; i++) {
+      await press(page, 'Tab');
+      reached.push(await focusedClass(page));
+    }
+    expect(await focusedClass(page), reached.join(' → ')).toBe(cls);
+  }
+
   for (const theme of THEMES) {
     it(`${theme}: the invisible tier (done), each image kind inline, the slide in the popup dialog, a wrong answer`, async () => {
       const invisible = await app({ test_mode: true });
@@ -203,24 +235,7 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
       expect(await focusedClass(page), `${kind}: ${reached.join(' → ')}`).toBe('button.link');
       // Its name says what it is for, in the page's language.
       expect(await page.locator('button.link').textContent()).toMatch(/can't see the puzzle/i);
-      // What the live region says from now on, recorded in the page (the widget's shadow roots included).
-      await page.evaluate(() => {
-        const said: string[] = [];
-        (window as unknown as { said: string[] }).said = said;
-        const find = (root: ParentNode): Element | null => {
-          const found = root.querySelector('.msg');
-          if (found) return found;
-          for (const el of Array.from(root.querySelectorAll('*'))) {
-            const inner = el.shadowRoot && find(el.shadowRoot);
-            if (inner) return inner;
-          }
-          return null;
-        };
-        setInterval(() => {
-          const text = find(document)?.textContent;
-          if (text && said.at(-1) !== text) said.push(text);
-        }, 50);
-      });
+      await recordSaid(page);
       await press(page, 'Enter');
       // Focus moves to the status a screen reader reads, beside a named progressbar.
       await expect.poll(() => focusedClass(page), { timeout: 10_000 }).toBe('p.alt-status');
@@ -247,6 +262,61 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
       await expectAccessible(page, `${kind} alternative, done`);
     }
   }, 240_000);
+
+  for (const theme of THEMES) {
+    it(`${theme}: back to the puzzle from the alternative, by keyboard: focus on the challenge, its prompt said, axe-clean; the alternative resumes where it was (one ticket) and passes`, async () => {
+      // The fourth and fifth alternatives of this address in this file: cheap, or their doubling takes minutes.
+      const base = process.env.ALTERNATIVE_POW_SECONDS;
+      process.env.ALTERNATIVE_POW_SECONDS = '1';
+      try {
+        const a = await app({ risk_policy: imageOnly('slide') });
+        const asked: string[] = [];
+        const page = await widgetPage(theme, { appKey: a.appKey, mode: 'embedded' }, async (p) => {
+          p.on('request', (r) => {
+            if (r.url().endsWith('/v1/challenge/alternative')) asked.push(r.url());
+          });
+        });
+        await page.locator('.handle').waitFor({ state: 'visible' });
+        await page.locator('input[name="user"]').focus();
+        await tabTo(page, 'button.link');
+        await recordSaid(page);
+        await press(page, 'Enter');
+        await expect.poll(() => focusedClass(page), { timeout: 10_000 }).toBe('p.alt-status');
+        // The way back is the next stop of the Tab order, named for what it does.
+        await press(page, 'Tab');
+        expect(await focusedClass(page)).toBe('button.link');
+        expect(await page.locator('button.link').textContent()).toBe('Back to the puzzle');
+        await expectAccessible(page, `${theme} alternative with its way back`);
+        await press(page, 'Enter');
+        // The same challenge again, focus on its piece, its prompt said.
+        await expect.poll(() => focusedClass(page)).toBe('div.handle');
+        expect(await text(page, '.prompt')).toMatch(/shape/);
+        await expect
+          .poll(() => saidSoFar(page).then((s) => s.at(-1)))
+          .toBe('Drag the piece into the gap that matches its shape');
+        expect(await page.locator('[role=progressbar]').count()).toBe(0);
+        await expectAccessible(page, `${theme} back at the puzzle`);
+        // And to the alternative again: it goes on with the same ticket, then passes.
+        await tabTo(page, 'button.link');
+        expect(await page.locator('button.link').textContent()).toMatch(/can't see the puzzle/i);
+        await press(page, 'Enter');
+        await expect.poll(() => focusedClass(page), { timeout: 10_000 }).toBe('p.alt-status');
+        const result = await outcome(page, 120_000);
+        expect(result).toMatchObject({ type: 'success' });
+        expect(asked).toHaveLength(1);
+        const verdict = await suite.api.post(
+          '/v1/validate',
+          { pass_token: (result as { token: string }).token },
+          { 'X-App-Key': a.appKey, 'X-App-Secret': a.appSecret },
+        );
+        expect(verdict.body.data.risk.reasons).toContain('challenge.alternative');
+        await expect.poll(() => page.locator('.panel').count()).toBe(0);
+        expect(await focusedClass(page)).toBe('button.check');
+      } finally {
+        process.env.ALTERNATIVE_POW_SECONDS = base;
+      }
+    }, 120_000);
+  }
 
   it('an Escape pressed while a timed-out challenge reloads closes the popup (it was lost: the promise had settled)', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });

@@ -178,45 +178,75 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
       );
     },
   };
+  /** The alternative of the shown challenge, once asked for: its ticket and proof, kept while the person goes back. */
+  let job: Promise<{ ticket: string; pow: unknown }> | undefined;
+  /** The alternative is what is shown (not the puzzle): its progress goes to `meter`, its end is submitted. */
+  let onAlt = false;
+  let meter: HTMLElement;
+  let status: HTMLElement;
+  let said = 0;
+  /** What is known of the alternative's work when the person comes back to it. */
+  let seconds = 0;
+  let worked = 0;
+  /** Counts what was shown (a puzzle or the alternative): only the latest showing of the alternative submits. */
+  let turns = 0;
   /**
    * The accessible alternative (docs/accessibility.md): a longer proof-of-work in place of the picture. Focus
-   * moves to its status, and the live region says each quarter of the progress.
+   * moves to its status, and the live region says each quarter of the progress. "Back to the puzzle" shows
+   * the same challenge again; the work goes on meanwhile, and coming back resumes it (one ticket per challenge).
    */
   const alternative = async () => {
     const shown = image;
+    const mine = ++turns;
+    onAlt = true;
     // Not busy-faded: the status is what the person reads now (the meter shows the progress).
     prompt.textContent = tr('altPrompt');
-    const status = h('p', 'alt-status', { tabindex: '-1' });
-    status.textContent = tr('altStarting');
-    const meter = h('div', 'meter', {
+    status = h('p', 'alt-status', { tabindex: '-1' });
+    status.textContent = seconds ? tr('altWorking', { seconds }) : tr('altStarting');
+    meter = h('div', 'meter', {
       role: 'progressbar',
       'aria-valuemin': 0,
       'aria-valuemax': 100,
-      'aria-valuenow': 0,
+      'aria-valuenow': Math.floor(worked * 100),
       'aria-labelledby': 'gh-prompt',
     });
+    meter.style.setProperty('--p', String(worked));
+    const back = button(tr('altBack'), 'link');
+    back.onclick = () => {
+      show(shown);
+      // Said, and focus on the challenge itself: the person is back where they were.
+      say(prompt.textContent ?? '');
+      kind.focusTarget.focus();
+    };
     body.replaceChildren(status, meter);
     foot.replaceChildren(msg);
-    altRow.replaceChildren();
+    altRow.replaceChildren(back);
     say('');
     status.focus();
     try {
-      const data = await host.post('alternative');
-      status.textContent = tr('altWorking', { seconds: Math.ceil(data.seconds) });
-      let said = 0;
-      const pow = await host.solve(data.pow, (fraction) => {
-        progress(fraction);
-        meter.setAttribute('aria-valuenow', String(Math.floor(fraction * 100)));
-        meter.style.setProperty('--p', String(fraction));
-        const quarter = Math.floor(fraction * 4);
-        if (quarter > said && quarter < 4) {
-          said = quarter;
-          say(tr('altProgress', { percent: quarter * 25 }));
-        }
+      job ??= host.post('alternative').then(async (data) => {
+        seconds = Math.ceil(data.seconds);
+        if (onAlt) status.textContent = tr('altWorking', { seconds });
+        const pow = await host.solve(data.pow, (fraction) => {
+          worked = fraction;
+          if (!onAlt || image !== shown) return;
+          progress(fraction);
+          meter.setAttribute('aria-valuenow', String(Math.floor(fraction * 100)));
+          meter.style.setProperty('--p', String(fraction));
+          const quarter = Math.floor(fraction * 4);
+          if (quarter > said && quarter < 4) {
+            said = quarter;
+            say(tr('altProgress', { percent: quarter * 25 }));
+          }
+        });
+        return { ticket: data.ticket as string, pow };
       });
-      if (image === shown) send({ alternative: data.ticket, pow });
+      const solved = await job;
+      if (mine === turns) send({ alternative: solved.ticket, pow: solved.pow });
     } catch {
-      if (image !== shown) return;
+      // Refused or failed: asked again next time (the server says whether it still may be had).
+      if (image === shown) job = undefined;
+      if (mine !== turns) return;
       show(shown);
       say(tr('altUnavailable'), true);
       kind.focusTarget.focus();
@@ -228,7 +258,12 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   /** Renders a challenge; keeps focus inside when it was there. */
   const show = (next: ImageChallenge, message?: string) => {
     const hadFocus = root.activeElement !== null;
-    if (next !== image) keyboardProof = undefined;
+    if (next !== image) {
+      keyboardProof = job = undefined;
+      said = seconds = worked = 0;
+    }
+    onAlt = false;
+    turns++;
     image = next;
     prompt.textContent = tr(next.view.prompt.key, next.view.prompt.params);
     kind = KINDS[next.kind](ctx, next.view);
