@@ -148,7 +148,7 @@ describe('ImageWorkers: real drawing in a worker thread', () => {
       expect(views.size).toBe(6);
       for (const [i, image] of images.entries()) {
         expect(image.kind).toBe(KINDS[i % 3]);
-        expect(JSON.stringify(image.view)).toMatch(/data:image\/webp;base64,/);
+        expect(JSON.stringify(image.view)).toMatch(/data:image\/jpeg;base64,/);
         expect(image.answer).toBeTruthy();
       }
     } finally {

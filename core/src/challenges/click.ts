@@ -78,7 +78,7 @@ function chevron(ctx: SKRSContext2D, x: number, y: number): void {
 /** Generates a click challenge: symbols on a busy image, and the ones to click in order. */
 export async function generateClick(rng: Random, options: ClickOptions = {}): Promise<ClickChallenge> {
   const detail = options.detail ?? 'full';
-  const format = options.format ?? 'webp';
+  const format = options.format ?? 'jpeg';
   const canvas = createCanvas(CLICK_WIDTH, CLICK_HEIGHT);
   const ctx = canvas.getContext('2d');
   drawBackground(ctx, rng, { width: CLICK_WIDTH, height: CLICK_HEIGHT, detail });

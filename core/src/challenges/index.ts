@@ -70,7 +70,7 @@ export function generateChallenge(kind: ChallengeKind, options: GenerateOptions 
 export function generateStandbyChallenge(
   options: Omit<GenerateOptions, 'detail'> = {},
 ): Promise<SlideChallenge> {
-  return generateSlide(options.rng ?? cryptoRandom(), { detail: 'simple', format: options.format ?? 'webp' });
+  return generateSlide(options.rng ?? cryptoRandom(), { detail: 'simple', format: options.format ?? 'jpeg' });
 }
 
 /**

@@ -176,7 +176,7 @@ export function planSelect(rng: Random, colourShare = DEFAULT_COLOUR_SHARE): Sel
 /** Generates a select challenge: a 3×3 grid where 2–4 tiles match the prompt. */
 export async function generateSelect(rng: Random, options: SelectOptions = {}): Promise<SelectChallenge> {
   const detail = options.detail ?? 'full';
-  const format = options.format ?? 'webp';
+  const format = options.format ?? 'jpeg';
   const { category, indices, symbols } = planSelect(rng, options.colourShare);
   // Paint the grid; the gaps stay white so tile borders are obvious.
   const canvas = createCanvas(SELECT_SIZE, SELECT_SIZE);

@@ -101,12 +101,15 @@ function edgeShade(bg: Pixels, x: number, y: number): number {
 }
 
 describe('generateSlide', () => {
-  it('returns decodable WebP images of the documented sizes, each under 30 KB', async () => {
+  it('returns a JPEG background and a transparent WebP piece of the documented sizes, under 30 KB together', async () => {
     for (const { view } of challenges) {
+      expect([view.background.mime, view.piece.mime]).toEqual(['image/jpeg', 'image/webp']);
       expect(hasSignature(view.background) && hasSignature(view.piece)).toBe(true);
       const [bg, piece] = await Promise.all([decode(view.background), decode(view.piece)]);
       expect([bg.width, bg.height]).toEqual([SLIDE_WIDTH, SLIDE_HEIGHT]);
       expect([piece.width, piece.height]).toEqual([PIECE_SIZE, PIECE_SIZE]);
+      // The piece keeps its transparency (JPEG has none): its corners show the background through it.
+      expect(piece.data[3]).toBe(0);
       expect([view.background.width, view.piece.width]).toEqual([SLIDE_WIDTH, PIECE_SIZE]);
       expect(view.background.data.length + view.piece.data.length).toBeLessThan(30 * 1024);
     }
@@ -178,10 +181,13 @@ describe('generateSlide', () => {
     expect(darkening(bg, piece, simple.answer.x, simple.answer.y)).toBeLessThan(0.7);
   });
 
-  it('encodes PNG on request', async () => {
+  it('encodes PNG or lossy WebP on request', async () => {
     const png = await generateSlide(seededRandom('png'), { format: 'png' });
-    expect(png.view.background.mime).toBe('image/png');
-    expect(hasSignature(png.view.background)).toBe(true);
+    expect([png.view.background.mime, png.view.piece.mime]).toEqual(['image/png', 'image/png']);
+    expect(hasSignature(png.view.background) && hasSignature(png.view.piece)).toBe(true);
+    const webp = await generateSlide(seededRandom('png'), { format: 'webp' });
+    expect([webp.view.background.mime, webp.view.piece.mime]).toEqual(['image/webp', 'image/webp']);
+    expect(hasSignature(webp.view.background) && hasSignature(webp.view.piece)).toBe(true);
   });
 });
 

@@ -274,7 +274,7 @@ function drawHardenedGaps(bg: Canvas, rng: Random, x: number, y: number, sides: 
 /** Generates a slide challenge: a background with a gap, and the piece that fills it. */
 export async function generateSlide(rng: Random, options: SlideOptions = {}): Promise<SlideChallenge> {
   const detail = options.detail ?? 'full';
-  const format = options.format ?? 'webp';
+  const format = options.format ?? 'jpeg';
   const bg = createCanvas(SLIDE_WIDTH, SLIDE_HEIGHT);
   const ctx = bg.getContext('2d');
   drawBackground(ctx, rng, { width: SLIDE_WIDTH, height: SLIDE_HEIGHT, detail });
@@ -294,7 +294,10 @@ export async function generateSlide(rng: Random, options: SlideOptions = {}): Pr
     rimPiece(piece, sides, 0);
     drawGap(ctx, x, y, sides);
   }
-  const [background, pieceImage] = await Promise.all([encodeCanvas(bg, format), encodeCanvas(piece, format)]);
+  const [background, pieceImage] = await Promise.all([
+    encodeCanvas(bg, format),
+    encodeCanvas(piece, format, { alpha: true }),
+  ]);
   return {
     kind: 'slide',
     view: {

@@ -24,9 +24,10 @@ export function luma(p: Pixels, x: number, y: number): number {
   );
 }
 
-/** True when the bytes start with the WebP (RIFF....WEBP) or PNG signature matching the declared type. */
+/** True when the bytes start with the JPEG, PNG or WebP (RIFF....WEBP) signature matching the declared type. */
 export function hasSignature(image: EncodedImage): boolean {
   const d = image.data;
+  if (image.mime === 'image/jpeg') return d.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]));
   if (image.mime === 'image/png')
     return d.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
   return d.subarray(0, 4).toString('latin1') === 'RIFF' && d.subarray(8, 12).toString('latin1') === 'WEBP';

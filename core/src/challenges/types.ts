@@ -2,12 +2,15 @@
 
 export type ChallengeKind = 'slide' | 'click' | 'select';
 
-/** Image encodings a generator can produce; WebP is the default (about a tenth of the PNG size here). */
-export type ImageFormat = 'webp' | 'png';
+/**
+ * Image encodings a generator can produce. JPEG is the default (the size of lossy WebP here at a ninth of
+ * its encoding cost; images with transparency go out as lossless WebP); `webp` and `png` for tools.
+ */
+export type ImageFormat = 'jpeg' | 'webp' | 'png';
 
 /** One encoded image, as the browser receives it. */
 export interface EncodedImage {
-  mime: 'image/webp' | 'image/png';
+  mime: 'image/jpeg' | 'image/webp' | 'image/png';
   width: number;
   height: number;
   data: Buffer;
