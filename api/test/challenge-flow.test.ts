@@ -140,7 +140,7 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
       const started = await init({ app_key: a.appKey, action: 'register', signals: browserSignals });
       expect(started.body.data.tier).toBe('image');
       const view = started.body.data.image.view;
-      expect(view.background.src).toMatch(/^data:image\/(webp|png);base64,/);
+      expect(view.background.src).toMatch(/^data:image\/(jpeg|webp|png);base64,/);
       const sealed = await sealedOf(a.appId, started.body.data.challenge);
       const { x } = sealed.img!.answer as { x: number };
       expect(JSON.stringify(started.body.data)).not.toContain(`"x":${x}`);
