@@ -1,6 +1,6 @@
 /**
  * Proof-of-work benchmark: `npx node core/bench/pow/run.ts` (POW_BENCH_ROUNDS, default 3; POW_BENCH_MS per
- * measurement, default 1000). Builds the native baselines and browser bundles into .cache/pow-bench, then in
+ * measurement, default 1000; POW_BENCH_ONLY, a case-insensitive pattern, keeps the candidates whose id matches). Builds the native baselines and browser bundles into .cache/pow-bench, then in
  * each round measures every candidate in a Chromium Web Worker, in Node (hash-wasm) and natively, back to
  * back so each ratio compares figures taken within seconds of each other; prints medians over rounds, then
  * the peers' default solves in the same browser. Writes .cache/pow-bench/results.{json,md}.
@@ -19,6 +19,7 @@ import { peerCases } from './peers.ts';
 const ROUNDS = Number(process.env.POW_BENCH_ROUNDS ?? 3);
 const MS = Number(process.env.POW_BENCH_MS ?? 1000);
 const PEERS = process.env.POW_BENCH_PEERS !== '0';
+const ONLY = new RegExp(process.env.POW_BENCH_ONLY ?? '', 'i');
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
@@ -43,7 +44,7 @@ const machine = {
   msPerMeasurement: MS,
 };
 
-const rows = CANDIDATES.map((c) => ({
+const rows = CANDIDATES.filter((c) => ONLY.test(c.id)).map((c) => ({
   c,
   browser: [] as number[],
   node: [] as number[],

@@ -11,9 +11,9 @@ export type DifficultyPolicy = {
   parallelism: number;
   /** Milliseconds one hash takes in a Chromium Web Worker on a mid machine, measured by core/bench/pow/run.ts. */
   msPerHash: number;
-  /** Average hashes per sub-puzzle while count < maxCount; a verify costs 1/this of a solve. */
+  /** Average hashes per sub-puzzle while count < maxCount. */
   attemptsPerSubPuzzle: number;
-  /** Most sub-puzzles, so a verify never costs more than maxCount hashes; past it sub-puzzles get harder. */
+  /** Most sub-puzzles (a full verify costs up to this many hashes, a spot check one); past it sub-puzzles get harder. */
   maxCount: number;
   /** Expected solve seconds at given scores, scores and seconds both ascending; log-linear in between. */
   curve: ReadonlyArray<readonly [score: number, seconds: number]>;
@@ -30,17 +30,20 @@ export const TEST_MODE_POW: PowParams = {
 };
 
 /**
- * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 4096, r = 8, p = 1 (4 MiB), about 12 ms
- * per hash in a Chromium worker; about 0.6 s at low risk (6 sub-puzzles of 8 hashes), rising to about 8 s at
- * score 100, where 12 sub-puzzles cap a verify at 12 hashes.
+ * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 512, r = 8, p = 1 (512 KiB), about 1.2 ms
+ * per hash in a Chromium worker and 0.6 ms through OpenSSL, so the one hash the server spot-checks per submit stays
+ * under 1 ms; the smallest memory whose native ÷ browser ratio stays within 2× (hash-wasm's fixed cost per call
+ * dominates below it). About 0.5 s at low risk (6 sub-puzzles of 52 hashes), rising to about 8 s at score 100.
+ * Until 2026-11-25 it was N = 4096 (4 MiB) with 8 hashes per sub-puzzle at 12 ms: the same expected browser
+ * seconds per score; puzzles sealed then carry their own parameters and still verify.
  */
 export const DEFAULT_POW_POLICY: DifficultyPolicy = {
   algorithm: 'scrypt',
-  memoryKiB: 4096,
+  memoryKiB: 512,
   iterations: 1,
   parallelism: 1,
-  msPerHash: 12,
-  attemptsPerSubPuzzle: 8,
+  msPerHash: 1.85,
+  attemptsPerSubPuzzle: 52,
   maxCount: 12,
   curve: [
     [0, 0.5],

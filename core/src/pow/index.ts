@@ -35,6 +35,7 @@ export { type SolveOptions, type SolveProgress, solvePuzzle } from './solve.ts';
 export {
   type SpotCheckOptions,
   spotCheckSolution,
+  spotCheckSolutions,
   type VerifyOptions,
   verifySolution,
   wellFormedSolution,

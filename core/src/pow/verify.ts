@@ -61,9 +61,23 @@ function secureIndex(n: number): number {
 }
 
 export type SpotCheckOptions = VerifyOptions & {
-  /** Which sub-puzzle to hash; defaults to a secure uniform pick. Tests only. */
-  pick?: (count: number) => number;
+  /**
+   * Which sub-puzzle to hash, as an index into all the sub-puzzles of all the puzzles in order, given each
+   * one's expected hashes; defaults to a secure pick weighted by those. Tests only.
+   */
+  pick?: (weights: number[]) => number;
 };
+
+/** An index drawn with probability weights[i] / sum(weights), from a secure generator (2^-32 resolution). */
+function securePick(weights: number[]): number {
+  const total = weights.reduce((a, b) => a + b, 0);
+  let x = (secureIndex(2 ** 32) / 2 ** 32) * total;
+  for (let i = 0; i < weights.length; i++) {
+    x -= weights[i]!;
+    if (x < 0) return i;
+  }
+  return weights.length - 1;
+}
 
 /** The puzzle and the solution's nonces when both are well formed (steps 1-3 of verifySolution, no hash), or null. */
 export function wellFormedSolution(
@@ -80,26 +94,42 @@ export function wellFormedSolution(
 }
 
 /**
- * The server's check: the solution is well formed and ONE sub-puzzle, chosen at random after the solution
- * arrived, is solved; one hash, whatever `count` is. Sound only when the caller burns the challenge on a
- * false answer and the client cannot predict the pick: a client that skipped a share s of the sub-puzzles
- * then passes with probability 1 - s, so its expected work per success equals solving them all
- * (docs/pow.md, "Spot-checking one sub-puzzle").
+ * The server's check of one submit that carries one or more puzzles (a hard-tier slide made with the keyboard
+ * carries two): every solution is well formed, and ONE sub-puzzle among all of them, chosen at random after
+ * the submit arrived, is solved. One hash, whatever the puzzles and their `count`. The pick weighs each
+ * sub-puzzle by its expected hashes (2^32 / target), so skipping any set of sub-puzzles passes with
+ * probability 1 - (work skipped / total work). Sound only when the caller burns the challenge on a false
+ * answer and the client cannot predict the pick: then a cheater's expected work per success equals solving
+ * everything (docs/pow.md, "Spot-checking one sub-puzzle").
  */
-export async function spotCheckSolution(
+export async function spotCheckSolutions(
+  pairs: ReadonlyArray<readonly [puzzle: unknown, solution: unknown]>,
+  options: SpotCheckOptions = {},
+): Promise<boolean> {
+  const formed = [];
+  for (const [puzzle, solution] of pairs) {
+    const one = wellFormedSolution(puzzle, solution);
+    if (!one) return false;
+    formed.push(one);
+  }
+  const subPuzzles = formed.flatMap((f) => f.nonces.map((nonce) => ({ ...f, nonce })));
+  if (subPuzzles.length === 0) return false;
+  const index = (options.pick ?? securePick)(subPuzzles.map((s) => 2 ** 32 / s.puzzle.target));
+  const picked = subPuzzles[index];
+  if (!picked) return false;
+  try {
+    const hash = await (options.hasher ?? wasmHasher)(nonceBytes(picked.nonce), picked.salt, picked.puzzle);
+    return meetsTarget(hash, picked.puzzle.target);
+  } catch {
+    return false;
+  }
+}
+
+/** spotCheckSolutions for one puzzle: the shape, then one sub-puzzle picked uniformly at random (one hash). */
+export function spotCheckSolution(
   puzzle: unknown,
   solution: unknown,
   options: SpotCheckOptions = {},
 ): Promise<boolean> {
-  const formed = wellFormedSolution(puzzle, solution);
-  if (!formed) return false;
-  const { puzzle: p, salt, nonces } = formed;
-  const index = (options.pick ?? secureIndex)(p.count);
-  const nonce = nonces[index];
-  if (nonce === undefined) return false;
-  try {
-    return meetsTarget(await (options.hasher ?? wasmHasher)(nonceBytes(nonce), salt, p), p.target);
-  } catch {
-    return false;
-  }
+  return spotCheckSolutions([[puzzle, solution]], options);
 }
