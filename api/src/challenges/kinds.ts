@@ -14,7 +14,7 @@ import {
   difficultyForScore,
   nativeHasher,
   type Puzzle,
-  spotCheckSolution,
+  spotCheckSolutions,
   TEST_MODE_POW,
   wellFormedSolution,
 } from '@gatehouse/core/pow';
@@ -44,11 +44,15 @@ export function powWellFormed(sealedPuzzle: unknown, solution: unknown): boolean
 }
 
 /**
- * One hash: a sub-puzzle picked at random after the submit arrived (docs/pow.md, "Spot-checking one
- * sub-puzzle"). The caller burns the challenge when this answers false, which keeps cheating unprofitable.
+ * One hash per submit, however many puzzles it carries (the keyboard's or the alternative's beside the
+ * challenge's): a sub-puzzle picked at random among all of them after the submit arrived, weighted by its
+ * work (docs/pow.md, "Spot-checking one sub-puzzle"). The caller burns the challenge when this answers
+ * false, which keeps cheating unprofitable.
  */
-export function spotCheckPow(sealedPuzzle: unknown, solution: unknown): Promise<boolean> {
-  return spotCheckSolution(sealedPuzzle, solution, hasher ? { hasher } : {});
+export function spotCheckPow(
+  pairs: ReadonlyArray<readonly [sealedPuzzle: unknown, solution: unknown]>,
+): Promise<boolean> {
+  return spotCheckSolutions(pairs, hasher ? { hasher } : {});
 }
 
 export function pickImageKind(kinds: readonly ChallengeKind[]): ChallengeKind {

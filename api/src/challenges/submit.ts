@@ -27,8 +27,8 @@ export interface SubmitResult {
  * Answer submission: 1. open the sealed challenge (forged, altered or another app's: not found), and the
  * alternative's ticket when the answer carries one (docs/accessibility.md), 2. expiry (the ticket's, when
  * there is one), 3. take an attempt slot (solved already: not found; too many wrong answers: expired),
- * 4. check the proofs-of-work's shape and the image answer (no hash), then one random sub-puzzle of each
- * (one hash each; a failure burns the challenge), 5. mark it solved (one pass token per challenge),
+ * 4. check the proofs-of-work's shape and the image answer (no hash), then one random sub-puzzle among them
+ * (one hash, weighted by work; a failure burns the challenge), 5. mark it solved (one pass token per challenge),
  * 6. mint the pass token with the captcha_args recorded at initialization, and how it was solved.
  */
 export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<SubmitResult> {
@@ -71,8 +71,10 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
   const powOk =
     powFormed &&
     (!imageCheck.ok ||
-      ((pow === undefined || (await spotCheckPow(pow, body.pow))) &&
-        (extra === undefined || (await spotCheckPow(extra, extraSolution)))));
+      (await spotCheckPow([
+        ...(pow === undefined ? [] : [[pow, body.pow] as const]),
+        ...(extra === undefined ? [] : [[extra, extraSolution] as const]),
+      ])));
   if (!powOk || !imageCheck.ok) {
     // A failed proof-of-work burns the challenge: with one random sub-puzzle checked, a retry would be a
     // free second draw for a solution that skipped some (docs/pow.md).
