@@ -23,6 +23,7 @@ import { UsageRollup } from './console/usage.ts';
 import type { Deps } from './deps.ts';
 import { createMetrics } from './metrics.ts';
 import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+import { RedisAnswerHistory } from './risk/answer-history.ts';
 import { AttestationVerifier } from './risk/attestation.ts';
 import { RiskEngine } from './risk/engine.ts';
 import { datacenterRanges } from './risk/ranges.ts';
@@ -111,6 +112,7 @@ export async function bootstrap(
       redis ? new RedisVelocity(redis) : new MemoryVelocity(),
       config.reputationFile ? Reputation.fromFile(config.reputationFile) : undefined,
       datacenterRanges(config.datacenterRanges),
+      redis ? new RedisAnswerHistory(redis) : undefined,
     ),
     attestation:
       config.privacyPass.issuers.length > 0

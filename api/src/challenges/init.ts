@@ -113,6 +113,14 @@ export async function initChallenge(
   });
   if (tier === 'reject') {
     deps.metrics.challenges.inc({ tier });
+    // Refused for wrong answers in a row (answers.refused): for minutes only, and the client is told when.
+    if (risk.retryAfterSeconds) {
+      throw new GatehouseError(
+        'request_rejected',
+        'Too many wrong answers from this address: try again in a few minutes.',
+        { 'Retry-After': String(risk.retryAfterSeconds) },
+      );
+    }
     throw new GatehouseError('request_rejected');
   }
 
@@ -140,8 +148,8 @@ export async function initChallenge(
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
   const pow = tier === 'image' ? undefined : makePow(app.testMode ? 0 : risk.score, tier, app.testMode);
-  // A slide answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
-  const kpow = image?.kind === 'slide' ? keyboardPow() : undefined;
+  // A slide or click answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
+  const kpow = image && image.kind !== 'select' ? keyboardPow() : undefined;
   const sealed = sealChallenge(deps.keys, {
     v: 1,
     id,

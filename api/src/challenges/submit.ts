@@ -2,6 +2,7 @@ import { GatehouseError } from '@gatehouse/core/errors';
 import { MAX_SEALED_LENGTH } from '@gatehouse/core/sealed';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
+import { historyKey } from '../risk/answer-history.ts';
 import { mintPassToken } from '../tokens/pass-tokens.ts';
 import { openTicket } from './alternative.ts';
 import { burnChallenge, markSolved, takeAttempt } from './attempts.ts';
@@ -29,7 +30,8 @@ export interface SubmitResult {
  * there is one), 3. take an attempt slot (solved already: not found; too many wrong answers: expired),
  * 4. check the proofs-of-work's shape and the image answer (no hash), then one random sub-puzzle among them
  * (one hash, weighted by work; a failure burns the challenge), 5. mark it solved (one pass token per challenge),
- * 6. mint the pass token with the captcha_args recorded at initialization, and how it was solved.
+ * 6. mint the pass token with the captcha_args recorded at initialization, and how it was solved. An image
+ * challenge's outcome (wrong, passed, passed by keyboard) is recorded against its address for the next init.
  */
 export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<SubmitResult> {
   const app = await deps.apps.findByKey(body.app_key);
@@ -58,6 +60,8 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
   // The extra proof-of-work in the answer: the alternative's instead of the picture, or the keyboard's beside it.
   const keyboard =
     !ticket && challenge.kpow !== undefined && 'input' in answer && answer.input === 'keyboard';
+  // Click and select answers are lists; made with the keyboard they come as `{input, picks, pow}`.
+  const picks = keyboard && challenge.img?.kind !== 'slide' && 'picks' in answer ? answer.picks : undefined;
   const extra = ticket ? ticket.pow : keyboard ? challenge.kpow : undefined;
   const extraSolution = 'pow' in answer ? answer.pow : undefined;
   const pow = challenge.pow;
@@ -66,7 +70,7 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
     (extra === undefined || powWellFormed(extra, extraSolution));
   const imageCheck =
     challenge.img && !ticket
-      ? checkImage(challenge.img.kind, challenge.img.answer, body.answer)
+      ? checkImage(challenge.img.kind, challenge.img.answer, picks ?? body.answer)
       : { ok: true };
   const powOk =
     powFormed &&
@@ -83,6 +87,8 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
       { challenge: challenge.id, pow: powOk, image: imageCheck, attempt: slot.attempt },
       'wrong answer',
     );
+    // Every wrong answer to a picture counts against its address (docs/decisions.md: escalation).
+    if (challenge.img) await recordAnswer(deps, challenge, 'failed');
     const left = powOk ? limit - slot.attempt : 0;
     throw new GatehouseError(
       'invalid_answer',
@@ -94,6 +100,7 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
   if (!(await markSolved(deps.db, challenge.id))) {
     throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
   }
+  if (challenge.img) await recordAnswer(deps, challenge, keyboard ? 'passed_keyboard' : 'passed');
   const passToken = await mintPassToken(deps.db, deps.keys, {
     app,
     challengeId: challenge.id,
@@ -120,4 +127,20 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
     },
   });
   return { pass_token: passToken, challenge_id: challenge.id, expires_in: app.passTokenTtl };
+}
+
+/**
+ * Records an image answer's outcome for the next init from the address it was started from; a store that
+ * does not answer loses the record rather than the answer (the count only ever raises a score).
+ */
+async function recordAnswer(
+  deps: Deps,
+  challenge: { app: string; ip: string; id: string },
+  event: 'failed' | 'passed' | 'passed_keyboard',
+): Promise<void> {
+  try {
+    await deps.risk.answers.record(historyKey(challenge.app, challenge.ip), event);
+  } catch (error) {
+    deps.logger.warn({ err: error, challenge: challenge.id }, 'answer history not recorded');
+  }
 }

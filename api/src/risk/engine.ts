@@ -1,4 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
+import { type AnswerHistory, answerFindings, historyKey, MemoryAnswerHistory } from './answer-history.ts';
 import { type RiskPolicy, type Tier, tierFor } from './policy.ts';
 import type { DatacenterRanges } from './ranges.ts';
 import { Reputation } from './reputation.ts';
@@ -43,6 +44,11 @@ export interface RiskAssessment {
    * answered to the integrator by /v1/validate (`risk.reasons`); never sent to the browser.
    */
   reasons: string[];
+  /**
+   * Set when the tier is `reject` because of consecutive wrong answers from the address: how long until
+   * its count decays under the threshold (sent as Retry-After).
+   */
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -55,11 +61,19 @@ export class RiskEngine {
   readonly #reputation: Reputation | undefined;
   /** Hosting/datacenter ranges known out of the box (RISK_DATACENTER_RANGES). */
   readonly datacenter: DatacenterRanges | undefined;
+  /** Recent image answers per app and address (wrong ones escalate, keyboard ones add a little). */
+  readonly answers: AnswerHistory;
 
-  constructor(velocity: VelocityCounter, reputation?: Reputation, datacenter?: DatacenterRanges) {
+  constructor(
+    velocity: VelocityCounter,
+    reputation?: Reputation,
+    datacenter?: DatacenterRanges,
+    answers: AnswerHistory = new MemoryAnswerHistory(),
+  ) {
     this.#velocity = velocity;
     this.#reputation = reputation;
     this.datacenter = datacenter;
+    this.answers = answers;
   }
 
   async assess(input: RiskInput): Promise<RiskAssessment> {
@@ -67,25 +81,32 @@ export class RiskEngine {
       this.#reputation,
       input.policy.reputation && policyReputation(input.policy.reputation),
     ].filter((r): r is Reputation => r !== undefined);
-    const network = await networkRules(
-      { ip: input.facts.ip, appId: input.appId },
-      this.#velocity,
-      reputations,
-      input.policy.velocity,
-      this.datacenter,
-    );
+    const [network, counts] = await Promise.all([
+      networkRules(
+        { ip: input.facts.ip, appId: input.appId },
+        this.#velocity,
+        reputations,
+        input.policy.velocity,
+        this.datacenter,
+      ),
+      this.answers.read(historyKey(input.appId, input.facts.ip)),
+    ]);
+    const answered = answerFindings(counts);
     const findings: RiskFinding[] = [
       ...network.findings,
       ...headerRules(input.facts),
       ...automationRules(input.signals, input.facts.platform),
       ...behaviourRules(input.signals),
+      ...answered.findings,
     ];
     if (input.serverToken) findings.push({ points: -10, reason: 'trust.server_token' });
     if (input.attested) findings.push({ points: -25, reason: 'trust.attestation' });
 
     const total = findings.reduce((sum, f) => sum + f.points, BASE_SCORE);
     const score = Math.max(0, Math.min(100, Math.round(total)));
-    const tier = tierFor(score, input.policy);
+    // Too many wrong answers in a row: refused, whatever the policy's high tier, until the count decays.
+    const refused = answered.refuseForSeconds > 0;
+    const tier = refused ? 'reject' : tierFor(score, input.policy);
 
     const limit =
       tier === 'hard' || tier === 'reject'
@@ -100,6 +121,8 @@ export class RiskEngine {
         },
       );
     }
-    return { score, tier, reasons: findings.map((f) => `${f.reason}:${f.points > 0 ? '+' : ''}${f.points}`) };
+    const reasons = findings.map((f) => `${f.reason}:${f.points > 0 ? '+' : ''}${f.points}`);
+    if (refused) reasons.push('answers.refused');
+    return { score, tier, reasons, ...(refused ? { retryAfterSeconds: answered.refuseForSeconds } : {}) };
   }
 }
