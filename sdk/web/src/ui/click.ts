@@ -47,6 +47,8 @@ export function click(ctx: KindContext, view: ClickView): Kind {
   let clicks: Array<{ x: number; y: number; t: number }> = [];
   let marks: HTMLElement[] = [];
   let busy = false;
+  /** A click made with Enter or Space: the answer then carries the keyboard proof-of-work (docs/accessibility.md). */
+  let keyed = false;
   let cx = W / 2;
   let cy = H / 2;
 
@@ -96,8 +98,10 @@ export function click(ctx: KindContext, view: ClickView): Kind {
       cx = Math.min(W - 1, Math.max(0, cx + move[0]));
       cy = Math.min(H - 1, Math.max(0, cy + move[1]));
       refresh();
-    } else if (e.key === 'Enter' || e.key === ' ') add(cx, cy, e.timeStamp);
-    else if (e.key === 'Backspace' || e.key === 'Delete') removeLast();
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      keyed = true;
+      add(cx, cy, e.timeStamp);
+    } else if (e.key === 'Backspace' || e.key === 'Delete') removeLast();
     else return;
     e.preventDefault();
   });
@@ -105,7 +109,7 @@ export function click(ctx: KindContext, view: ClickView): Kind {
   verify.onclick = () => {
     busy = true;
     refresh();
-    ctx.submit(clicks);
+    ctx.submit(keyed ? { input: 'keyboard', picks: clicks } : clicks);
   };
   refresh();
 
@@ -116,6 +120,7 @@ export function click(ctx: KindContext, view: ClickView): Kind {
     reset() {
       busy = false;
       clicks = [];
+      keyed = false;
       for (const m of marks) m.remove();
       marks = [];
       shownAt = performance.now();
