@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
+import { buildServer } from '../scripts/build-server.ts';
 import { Child } from './child.ts';
 import type { Parties } from './cpu.ts';
 import { background, type LoadOptions, type LoadSpec, type Measurement, measure, warmUp } from './load.ts';
@@ -37,6 +38,8 @@ import {
  *   --peers            BENCH_PEERS=1      on PostgreSQL, also Cap and ALTCHA (peer-child.ts) doing their
  *                                         equivalents of our flows, and our submit at the real puzzle
  *   --json <file>      BENCH_JSON         also write every case, its full measurement and the run to <file>
+ *   --sources          BENCH_SOURCES=1    run the API child from its TypeScript sources instead of the bundle
+ *                                         the container runs (api/scripts/build-server.ts): for comparisons
  *                      BENCH_REAL_PUZZLE=0  with --peers, leave out the real-puzzle submit (its solving takes
  *                                         minutes of CPU before the case): for quick runs on other goals
  *   BENCH_POSTGRES_URL (else TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/postgres)
@@ -48,6 +51,12 @@ const DOCS = join(REPO, 'docs/benchmarks.md');
 const TARGET_RATIO = 0.5;
 /** The API process's Node flags, as api/Dockerfile starts it (a smaller young generation: docs/decisions.md). */
 const API_NODE_FLAGS = ['--max-semi-space-size=8'];
+/**
+ * The API child (relative to this folder): bundled by the build the container runs (api/Dockerfile), with
+ * the bench's commands as one more entry, so the process measured runs what ships; `--sources` for the
+ * TypeScript sources. Set by main() once the bundle is built.
+ */
+let API_CHILD = './api-child.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -59,6 +68,7 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     peers: { type: 'boolean' },
     json: { type: 'string' },
+    sources: { type: 'boolean' },
   },
 });
 const env = process.env;
@@ -73,6 +83,7 @@ const options = {
   peers: flags.peers ?? env.BENCH_PEERS === '1',
   realPuzzle: env.BENCH_REAL_PUZZLE !== '0',
   json: flags.json ?? env.BENCH_JSON,
+  sources: flags.sources ?? env.BENCH_SOURCES === '1',
   postgresUrl:
     env.BENCH_POSTGRES_URL ?? env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: env.BENCH_REDIS_URL ?? env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -255,11 +266,11 @@ async function submitCase(
 async function apiCases(label: string, apiEnv: Record<string, string>, parties: Parties): Promise<void> {
   if (!selected(label)) return;
   section(`API on ${label}`);
-  const api = await Child.start('./api-child.ts', apiEnv, API_NODE_FLAGS);
+  const api = await Child.start(API_CHILD, apiEnv, API_NODE_FLAGS);
   // On PostgreSQL the tokens and challenges are prepared by a second API process on the same database (same
   // keys), so the measured process's memory holds what serving costs, not the bench's prepared items. PGlite
   // lives inside the API process: there it prepares them itself.
-  const prep = apiEnv.DATABASE_URL ? await Child.start('./api-child.ts', apiEnv) : api;
+  const prep = apiEnv.DATABASE_URL ? await Child.start(API_CHILD, apiEnv) : api;
   try {
     const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
     const headers = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
@@ -473,7 +484,7 @@ async function redisIssueCase(
   parties: Parties,
 ): Promise<void> {
   section(`API on ${label}`);
-  const api = await Child.start('./api-child.ts', apiEnv, API_NODE_FLAGS);
+  const api = await Child.start(API_CHILD, apiEnv, API_NODE_FLAGS);
   try {
     const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
     await issueCase(label, api, { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret }, parties);
@@ -628,6 +639,11 @@ async function main(): Promise<void> {
     .join(' ');
   const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
   const base = { LOG_LEVEL: options.logLevel, DATA_DIR: scratch };
+  if (!options.sources) {
+    const outdir = join(import.meta.dirname, 'dist');
+    await buildServer(outdir, { 'api-child': join(import.meta.dirname, 'api-child.ts') });
+    API_CHILD = './dist/api-child.js';
+  }
   console.log(
     `Gatehouse bench: ${options.durationSeconds} s per case, ${options.connections} connections, ` +
       `${options.warmupSeconds} s warm-up${options.profile ? ', profiling' : ''}${options.peers ? ', peers' : ''}`,
@@ -722,13 +738,16 @@ async function main(): Promise<void> {
     settings:
       `${options.durationSeconds} s per case after ${options.warmupSeconds} s warm-up, ${options.connections} connections, ` +
       `autocannon 9 in the bench process, each server in its own child process, API LOG_LEVEL=${options.logLevel} ` +
-      `(to /dev/null), DB_POOL_MAX 10, PGlite on disk in a temporary folder` +
+      `(to /dev/null), DB_POOL_MAX 10, PGlite on disk in a temporary folder, ` +
+      (options.sources
+        ? 'API from its TypeScript sources (--sources)'
+        : 'API bundled as the container runs it (api/scripts/build-server.ts)') +
       (options.peers ? ', peers in one child process with a postgres.js pool of 10' : '') +
       (options.profile ? ', profiler on for the profiled runs' : ''),
   };
   if (options.json) {
-    const { durationSeconds, connections, warmupSeconds, profile, peers, only, write } = options;
-    const settings = { durationSeconds, connections, warmupSeconds, profile, peers, only, write };
+    const { durationSeconds, connections, warmupSeconds, profile, peers, only, write, sources } = options;
+    const settings = { durationSeconds, connections, warmupSeconds, profile, peers, only, write, sources };
     writeJson(options.json, { ...info, options: settings }, shown, verdict);
     console.log(`\nwrote ${resolve(options.json)}`);
   }

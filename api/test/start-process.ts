@@ -61,10 +61,13 @@ export interface ApiProcess {
   output: () => string;
 }
 
-/** Spawns `node api/src/server.ts` and waits until /healthz answers. */
-export async function spawnApi(env: Record<string, string>): Promise<ApiProcess> {
+/** Spawns `node api/src/server.ts` (or `node <args>`: the bundle, say) and waits until /healthz answers. */
+export async function spawnApi(
+  env: Record<string, string>,
+  args: string[] = ['api/src/server.ts'],
+): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(join(ROOT, 'node_modules/.bin/node'), ['api/src/server.ts'], {
+  const child = spawn(join(ROOT, 'node_modules/.bin/node'), args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

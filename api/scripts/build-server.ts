@@ -1,0 +1,126 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+/**
+ * `npm run build -w @gatehouse/api`: the main API as one JavaScript file, `api/dist/server.js`, plus the
+ * image worker beside it (`api/dist/image-worker.js`). It is what the container runs (api/Dockerfile).
+ *
+ * Why a bundle: Node runs the TypeScript sources through its type stripper, which costs ~70 MiB of
+ * resident memory per process (the stripper's WebAssembly and every module kept as source twice); the
+ * bundle runs as plain JavaScript (issue 14, ≤ 150 MiB per API process). Gatehouse's own workspaces
+ * (`@gatehouse/*`) are bundled; npm packages stay external, loaded from node_modules as before (native
+ * addons, WebAssembly and files found next to their modules keep working untouched).
+ *
+ * The sources still ship beside the bundle: paths a module finds relative to itself (`import.meta.url`,
+ * `import.meta.dirname`: migrations, the console's UI, the widget's sources, the datacenter ranges) are
+ * rewritten to the module's original place, so they resolve as they do from the sources. A worker named
+ * as `new URL('./x.ts', import.meta.url)` whose file is an entry below points at its bundled output.
+ */
+const API = resolve(import.meta.dirname, '..');
+export const DIST = join(API, 'dist');
+
+const ENTRIES: Record<string, string> = {
+  server: join(API, 'src/server.ts'),
+  'image-worker': join(API, 'src/challenges/image-worker.ts'),
+};
+
+/**
+ * npm packages that stay in node_modules: native addons, WebAssembly or worker files found next to their
+ * own module, and what runs only on demand (the console's and the widget's builds). Everything else is
+ * bundled: each ES module loaded separately cost resident memory (drizzle-orm's ~400 files alone ~38 MiB).
+ */
+const EXTERNAL = [
+  '@electric-sql/pglite',
+  '@napi-rs/canvas',
+  '@gatehouse/web',
+  'esbuild',
+  'pino',
+  'pino-pretty',
+  'thread-stream',
+  'swagger-ui-dist',
+];
+
+const externals: Plugin = {
+  name: 'externals',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:')) return { external: true };
+      const external = EXTERNAL.some((name) => args.path === name || args.path.startsWith(`${name}/`));
+      return external ? { external: true } : undefined;
+    });
+  },
+};
+
+/** Stands for the bundle's own `import.meta.url` while the module's are rewritten. */
+const BUNDLE_URL = '__gatehouse_bundle_url__';
+
+/** Rewrites `import.meta` in each bundled module of ours to mean that module's source file. */
+const sourceLocations = (outdir: string, entryFiles: Map<string, string>): Plugin => ({
+  name: 'source-locations',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path.includes('/node_modules/')) return undefined;
+      let code = readFileSync(args.path, 'utf8');
+      const entry = entryFiles.has(args.path);
+      // 1. A worker that is itself an entry: its bundled file, beside this one.
+      code = code.replace(
+        /new URL\((['"])(\.\.?\/[^'"]+\.ts)\1, import\.meta\.url\)/g,
+        (whole, _q, rel: string) => {
+          const output = entryFiles.get(resolve(dirname(args.path), rel));
+          return output ? `new URL(${JSON.stringify(`./${output}`)}, ${BUNDLE_URL})` : whole;
+        },
+      );
+      // 2. The module's own location, relative to the bundle (so the installed tree can move).
+      const rel = relative(outdir, args.path);
+      const url = `new URL(${JSON.stringify(rel)}, import.meta.url)`;
+      code = code
+        .replace(/import\.meta\.url\b/g, `${url}.href`)
+        .replace(/import\.meta\.filename\b/g, `__gatehouseFileOf(${url})`)
+        .replace(/import\.meta\.dirname\b/g, `__gatehouseDirOf(${url})`);
+      code = code.replaceAll(BUNDLE_URL, 'import.meta.url');
+      // 3. Only the entry is the main module (server.ts starts the server when run directly).
+      if (!entry) code = code.replace(/import\.meta\.main\b/g, 'false');
+      return { contents: code, loader: 'ts', resolveDir: dirname(args.path) };
+    });
+  },
+});
+
+/**
+ * Builds the bundle into `outdir` (default api/dist; the paths to the sources are relative to it, so the
+ * bundle and the sources move together), with `extraEntries` (name → source; the bench's API child) built
+ * the same way beside it; returns the server's file.
+ */
+export async function buildServer(outdir = DIST, extraEntries: Record<string, string> = {}): Promise<string> {
+  mkdirSync(outdir, { recursive: true });
+  const entries = { ...ENTRIES, ...extraEntries };
+  const entryFiles = new Map(Object.entries(entries).map(([name, file]) => [file, `${name}.js`]));
+  await build({
+    entryPoints: entries,
+    outdir,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    banner: {
+      js: [
+        // CommonJS packages bundled into this ES module require Node's built-ins.
+        `import { createRequire as __gatehouseCreateRequire } from 'node:module';`,
+        'const require = __gatehouseCreateRequire(import.meta.url);',
+        `import { fileURLToPath as __gatehouseFileOf } from 'node:url';`,
+        `import { dirname as __gatehouseDirname } from 'node:path';`,
+        'const __gatehouseDirOf = (url) => __gatehouseDirname(__gatehouseFileOf(url));',
+      ].join('\n'),
+    },
+    plugins: [externals, sourceLocations(outdir, entryFiles)],
+  });
+  return join(outdir, 'server.js');
+}
+
+if (import.meta.main) {
+  const file = await buildServer();
+  console.log(`built ${relative(process.cwd(), file)} (${pathToFileURL(file).href})`);
+}
