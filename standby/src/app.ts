@@ -1,3 +1,4 @@
+import { alternativeBody, alternativeSettings } from '@gatehouse/core/alternative';
 import { constantTimeEqual } from '@gatehouse/core/crypto';
 import { envelope, GatehouseError, success } from '@gatehouse/core/errors';
 import {
@@ -26,6 +27,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authenticate, findApp, requireSnapshot } from './apps.ts';
 import type { MainHealth, Mode } from './main-health.ts';
+import { requestOfflineAlternative } from './offline-alternative.ts';
 import { startOfflineChallenge, submitOfflineChallenge } from './offline-challenges.ts';
 import type { SnapshotKeeper } from './snapshot.ts';
 import type { WidgetMirror } from './widget-mirror.ts';
@@ -49,6 +51,8 @@ export interface StandbyDeps {
    * /internal/*, as for a path that does not exist. Unset: served on every listener.
    */
   separateInternal?: boolean;
+  /** ALTERNATIVE_POW_SECONDS (config.ts); unset: read from the environment. */
+  alternativeSeconds?: number;
 }
 
 const action = z
@@ -169,6 +173,16 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
           platform: body.platform,
           referer,
         }),
+      );
+    });
+    router.post('/v1/challenge/alternative', openCors, online, async function alternative(ctx) {
+      const body = readBody(ctx, alternativeBody);
+      const found = findApp(deps.snapshots, body.app_key);
+      const base = deps.alternativeSeconds ?? alternativeSettings().baseSeconds;
+      ctx.body = success(
+        await storeGuard(() =>
+          requestOfflineAlternative(challengeKeys(), deps.store, found, body, ctx.ip, base),
+        ),
       );
     });
     router.post('/v1/challenge/submit', openCors, online, async function submit(ctx) {

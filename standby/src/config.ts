@@ -1,3 +1,4 @@
+import { alternativeSettings } from '@gatehouse/core/alternative';
 import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { DEFAULT_REGION, STANDBY_REGION } from '@gatehouse/core/standby-keys';
@@ -51,6 +52,8 @@ export type StandbyConfig = {
   snapshotIntervalMs: number;
   /** Header, request and keep-alive timeouts and the connection cap of each listener (HTTP_*, as the API). */
   http: HttpLimits;
+  /** ALTERNATIVE_POW_SECONDS: the accessible alternative's base price, as on the main API (docs/accessibility.md). */
+  alternativeSeconds: number;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** auto: readable in a terminal, JSON otherwise. */
   logFormat: z.infer<typeof schema>['LOG_FORMAT'];
@@ -83,6 +86,7 @@ export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): Standby
     },
     snapshotIntervalMs: e.STANDBY_SNAPSHOT_INTERVAL_MS,
     http: loadHttpLimits(env),
+    alternativeSeconds: alternativeSettings(env).baseSeconds,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };

@@ -18,6 +18,7 @@ import {
 import { openJson, sealJson } from '@gatehouse/core/sealed';
 import { OFFLINE_TOKEN_TTL_SECONDS, type OfflineKeys } from '@gatehouse/core/tokens';
 import { z } from 'zod';
+import { answerTicket, ticketSolved } from './offline-tickets.ts';
 import type { SnapshotApp } from './snapshot.ts';
 
 /**
@@ -26,9 +27,11 @@ import type { SnapshotApp } from './snapshot.ts';
  * challenge is sealed with a key derived from the region's signing key, attempts and the single solve are recorded
  * in the shared store, and a solve yields a signed, short-lived `offline_` token bound to app and action.
  */
-const CHALLENGE_TTL_SECONDS = 120;
+export const CHALLENGE_TTL_SECONDS = 120;
 /** The standby has no risk history: every request pays the work of a moderately risky one. */
 const STANDBY_SCORE = 40;
+/** Every standby challenge is of the hard tier (a picture and a proof-of-work): the alternative's price follows it. */
+export const STANDBY_TIER = 'hard';
 const hasher = nativeHasher();
 
 const sealed = z.object({
@@ -75,7 +78,8 @@ export async function startOfflineChallenge(
     tier: app.test_mode ? ('invisible' as const) : ('hard' as const),
     expires_in: CHALLENGE_TTL_SECONDS,
     pow: puzzle,
-    ...(image ? { image: { kind: 'slide', view: viewToJson(image.view) } } : {}),
+    // The accessible alternative is offered here too (offline-alternative.ts, docs/accessibility.md).
+    ...(image ? { image: { kind: 'slide', view: viewToJson(image.view), alternative: true } } : {}),
   };
 }
 
@@ -89,28 +93,26 @@ export async function submitOfflineChallenge(
   app: SnapshotApp,
   body: { challenge_id: string; challenge: string; pow?: unknown; answer?: unknown },
 ) {
-  // Any of the region's live keys: a rotation between init and submit must not void the challenge.
-  let opened: unknown = null;
-  for (const key of keys.challenge) {
-    opened = openJson(key, body.challenge, app.id);
-    if (opened !== null) break;
-  }
-  const parsed = sealed.safeParse(opened);
-  if (!parsed.success || parsed.data.id !== body.challenge_id || parsed.data.app !== app.id) {
-    throw new GatehouseError('challenge_not_found');
-  }
-  const c = parsed.data;
-  if (c.exp * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
+  const c = openOfflineChallenge(keys.challenge, app, body);
+  const answer = (typeof body.answer === 'object' && body.answer) || {};
+  // The accessible alternative's ticket, when the answer carries one: its proof stands for the picture.
+  const ticket = c.img === undefined ? undefined : answerTicket(keys.challenge, app.id, c.id, answer);
+  const exp = ticket?.exp ?? c.exp;
+  if (exp * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
+  // The marks outlive whatever may still be redeemed (a ticket outlives its challenge): never a second solve.
+  const ttl = Math.max(CHALLENGE_TTL_SECONDS, exp - Math.floor(Date.now() / 1000)) * 2;
   // Before anything is spent: a standby whose key was revoked mints nothing until its next snapshot.
   const minter = await keys.mint();
   const limit = c.img ? MAX_ATTEMPTS.slide : 3;
-  const attempt = await store.countAttempt(`challenge:${c.id}`, CHALLENGE_TTL_SECONDS * 2);
+  const attempt = await store.countAttempt(`challenge:${c.id}`, ttl);
   if (attempt > limit)
     throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
 
   const puzzle = parsePuzzle(c.pow);
   const powOk = puzzle !== null && (await verifySolution(puzzle.puzzle, body.pow, hasher ? { hasher } : {}));
-  const imageOk = c.img === undefined || verifyChallenge('slide', c.img as never, body.answer).ok;
+  const imageOk =
+    c.img === undefined ||
+    (ticket ? await ticketSolved(ticket, answer) : verifyChallenge('slide', c.img as never, body.answer).ok);
   if (!powOk || !imageOk) {
     const left = limit - attempt;
     throw new GatehouseError(
@@ -118,7 +120,7 @@ export async function submitOfflineChallenge(
       `Invalid answer: ${left} attempt${left === 1 ? '' : 's'} left.`,
     );
   }
-  if ((await store.consumeOnce(`challenge:${c.id}`, CHALLENGE_TTL_SECONDS * 2)) !== 'consumed') {
+  if ((await store.consumeOnce(`challenge:${c.id}`, ttl)) !== 'consumed') {
     throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
   }
   const iat = Math.floor(Date.now() / 1000);
@@ -134,4 +136,22 @@ export async function submitOfflineChallenge(
     score: STANDBY_SCORE,
   });
   return { pass_token: token, challenge_id: c.id, expires_in: OFFLINE_TOKEN_TTL_SECONDS };
+}
+
+/** The sealed challenge, opened with any of the region's live keys: a rotation between init and submit must not void it. */
+export function openOfflineChallenge(
+  keys: Buffer[],
+  app: SnapshotApp,
+  body: { challenge_id: string; challenge: string },
+): z.infer<typeof sealed> {
+  let opened: unknown = null;
+  for (const key of keys) {
+    opened = openJson(key, body.challenge, app.id);
+    if (opened !== null) break;
+  }
+  const parsed = sealed.safeParse(opened);
+  if (!parsed.success || parsed.data.id !== body.challenge_id || parsed.data.app !== app.id) {
+    throw new GatehouseError('challenge_not_found');
+  }
+  return parsed.data;
 }

@@ -114,6 +114,7 @@ export async function startStandby(
       logger: logger.child({ role }),
       controlToken: syncToken,
       separateInternal: config.internalPort !== undefined,
+      alternativeSeconds: config.alternativeSeconds,
     });
     const port = role === 'bypass' ? config.bypassPort : config.fallbackPort;
     const server = await listenHttp(app.callback(), port, config.host, config.http);
