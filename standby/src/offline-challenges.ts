@@ -11,9 +11,9 @@ import {
   createPuzzle,
   difficultyForScore,
   nativeHasher,
-  parsePuzzle,
+  spotCheckSolution,
   TEST_MODE_POW,
-  verifySolution,
+  wellFormedSolution,
 } from '@gatehouse/core/pow';
 import { openJson, sealJson } from '@gatehouse/core/sealed';
 import { OFFLINE_TOKEN_TTL_SECONDS, type OfflineKeys } from '@gatehouse/core/tokens';
@@ -108,13 +108,22 @@ export async function submitOfflineChallenge(
   if (attempt > limit)
     throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
 
-  const puzzle = parsePuzzle(c.pow);
-  const powOk = puzzle !== null && (await verifySolution(puzzle.puzzle, body.pow, hasher ? { hasher } : {}));
+  // As on the main API (docs/pow.md, "Spot-checking one sub-puzzle"): the shape first, without a hash; the
+  // slide, without a hash; then ONE sub-puzzle, picked after the submit arrived. A challenge gets one draw
+  // ever (the `pow:` mark), taken by its first well-formed submit with a right slide or by a malformed one,
+  // so a refused proof-of-work burns the challenge and skipping sub-puzzles saves no work per success.
+  const formed = wellFormedSolution(c.pow, body.pow) !== null;
   const imageOk =
     c.img === undefined ||
     (ticket ? await ticketSolved(ticket, answer) : verifyChallenge('slide', c.img as never, body.answer).ok);
+  let powOk = formed;
+  if (!formed || imageOk) {
+    const draw = await store.consumeOnce(`pow:${c.id}`, CHALLENGE_TTL_SECONDS * 2);
+    powOk =
+      formed && draw === 'consumed' && (await spotCheckSolution(c.pow, body.pow, hasher ? { hasher } : {}));
+  }
   if (!powOk || !imageOk) {
-    const left = limit - attempt;
+    const left = powOk ? limit - attempt : 0;
     throw new GatehouseError(
       'invalid_answer',
       `Invalid answer: ${left} attempt${left === 1 ? '' : 's'} left.`,

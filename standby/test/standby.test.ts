@@ -169,6 +169,45 @@ describe('standby: service_online, failover, offline tokens', () => {
     standby.health.setMode('auto');
   });
 
+  it('a refused proof-of-work burns the offline challenge: no second draw of the spot check', async () => {
+    // The test-mode app: no slide, three attempts, so only the burn can refuse the second submit.
+    standby.health.setMode('serve');
+    const init = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
+      app_key: app.appKey,
+      action: 'login',
+    });
+    const pow = await solvePuzzle(init.body.data.pow as Puzzle);
+    const body = {
+      app_key: app.appKey,
+      challenge_id: init.body.data.challenge_id,
+      challenge: init.body.data.challenge,
+    };
+    // No nonce at all: malformed, refused without a hash, and the challenge's one draw is spent.
+    const empty = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, {
+      ...body,
+      pow: { nonces: [] },
+    });
+    expect(empty.status).toBe(422);
+    expect(empty.body.message).toContain('0 attempts left');
+    // The real solution afterwards is refused too, although the counter still allows a third attempt.
+    const real = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, { ...body, pow });
+    expect(real.status).toBe(422);
+    expect(real.body.error).toBe('invalid_answer');
+    // A fresh challenge with the real solution passes: the refusal above is the burn, not the solution.
+    const again = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
+      app_key: app.appKey,
+      action: 'login',
+    });
+    const solved = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, {
+      app_key: app.appKey,
+      challenge_id: again.body.data.challenge_id,
+      challenge: again.body.data.challenge,
+      pow: await solvePuzzle(again.body.data.pow as Puzzle),
+    });
+    expect(solved.status).toBe(200);
+    standby.health.setMode('auto');
+  });
+
   it('refuses what it cannot vouch for: wrong secrets, pt_ tokens, forged offline tokens, unknown apps', async () => {
     standby.health.setMode('serve');
     const url = `${standby.urls.fallback}/api/validate`;
