@@ -118,7 +118,7 @@ export async function submitOfflineChallenge(
     (ticket ? await ticketSolved(ticket, answer) : verifyChallenge('slide', c.img as never, body.answer).ok);
   let powOk = formed;
   if (!formed || imageOk) {
-    const draw = await store.consumeOnce(`pow:${c.id}`, CHALLENGE_TTL_SECONDS * 2);
+    const draw = await store.consumeOnce(`pow:${c.id}`, ttl);
     powOk =
       formed && draw === 'consumed' && (await spotCheckSolution(c.pow, body.pow, hasher ? { hasher } : {}));
   }
