@@ -18,7 +18,12 @@ import { peerCases } from './peers.ts';
 
 const ROUNDS = Number(process.env.POW_BENCH_ROUNDS ?? 3);
 const MS = Number(process.env.POW_BENCH_MS ?? 1000);
+// POW_BENCH_PEERS: '0' leaves the peers out; another value other than '1' keeps the solvers whose id matches it.
 const PEERS = process.env.POW_BENCH_PEERS !== '0';
+const PEER_ONLY = new RegExp(
+  /^[01]?$/.test(process.env.POW_BENCH_PEERS ?? '') ? '' : process.env.POW_BENCH_PEERS!,
+  'i',
+);
 const ONLY = new RegExp(process.env.POW_BENCH_ONLY ?? '', 'i');
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -99,7 +104,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 
 const peers = [];
-for (const peer of PEERS ? peerCases() : []) {
+for (const peer of PEERS ? peerCases().filter((p) => PEER_ONLY.test(p.id)) : []) {
   const solves = [];
   const natives = [];
   for (let i = 0; i < peer.reps; i++) {
