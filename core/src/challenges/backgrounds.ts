@@ -22,6 +22,25 @@ const hsl = (h: number, s: number, l: number, a = 1): string =>
   `hsl(${Math.round(h)} ${Math.round(s)}% ${Math.round(l)}% / ${a.toFixed(2)})`;
 
 /**
+ * The smooth layers (base gradient and blobs) are drawn at 1/SMOOTH_SCALE of the size and scaled up: they
+ * hold no edges, so the upscaled picture is the same to the eye, for a sixteenth of the gradient pixels
+ * (rasterising the blobs' radial gradients at full size was a fifth of a slide's drawing).
+ */
+const SMOOTH_SCALE = 4;
+const smallCanvases = new Map<string, Canvas>();
+
+/** A small canvas per size, reused by every image this thread draws (always painted over entirely). */
+function smallCanvas(width: number, height: number): Canvas {
+  const key = `${width}x${height}`;
+  let canvas = smallCanvases.get(key);
+  if (!canvas) {
+    canvas = createCanvas(width, height);
+    smallCanvases.set(key, canvas);
+  }
+  return canvas;
+}
+
+/**
  * Paints a procedurally generated background over the canvas (from the current origin). Noise is left to
  * the caller, which adds it last so that it also covers symbols and gaps.
  */
@@ -30,12 +49,17 @@ export function drawBackground(ctx: SKRSContext2D, rng: Random, o: BackgroundOpt
   const [sMin, sMax] = o.saturation ?? [30, 65];
   const sat = (): number => range(rng, sMin, sMax);
   const hue = range(rng, 0, 360);
+  const small = smallCanvas(Math.ceil(o.width / SMOOTH_SCALE), Math.ceil(o.height / SMOOTH_SCALE));
+  const sctx = small.getContext('2d');
+  sctx.setTransform(1 / SMOOTH_SCALE, 0, 0, 1 / SMOOTH_SCALE, 0, 0);
+  const coveredW = small.width * SMOOTH_SCALE;
+  const coveredH = small.height * SMOOTH_SCALE;
 
-  // 1. Base: a linear gradient between two hues at a random angle.
+  // 1. Base: a linear gradient between two hues at a random angle, over all of the small canvas.
   const angle = range(rng, 0, Math.PI);
   const dx = (Math.cos(angle) * o.width) / 2;
   const dy = (Math.sin(angle) * o.height) / 2;
-  const base = ctx.createLinearGradient(
+  const base = sctx.createLinearGradient(
     o.width / 2 - dx,
     o.height / 2 - dy,
     o.width / 2 + dx,
@@ -43,8 +67,8 @@ export function drawBackground(ctx: SKRSContext2D, rng: Random, o: BackgroundOpt
   );
   base.addColorStop(0, hsl(hue, sat(), range(rng, lMin, lMax)));
   base.addColorStop(1, hsl(hue + range(rng, 60, 200), sat(), range(rng, lMin, lMax)));
-  ctx.fillStyle = base;
-  ctx.fillRect(0, 0, o.width, o.height);
+  sctx.fillStyle = base;
+  sctx.fillRect(0, 0, coveredW, coveredH);
 
   // 2. Soft blobs: radial gradients fading to transparent, so regions differ in colour without hard edges.
   const blobs = o.detail === 'full' ? int(rng, 6, 10) : int(rng, 2, 4);
@@ -55,14 +79,14 @@ export function drawBackground(ctx: SKRSContext2D, rng: Random, o: BackgroundOpt
     const h = range(rng, 0, 360);
     const s = sat();
     const l = range(rng, lMin - 5, lMax + 5);
-    const g = ctx.createRadialGradient(x, y, 0, x, y, r);
+    const g = sctx.createRadialGradient(x, y, 0, x, y, r);
     g.addColorStop(0, hsl(h, s, l, range(rng, 0.35, 0.6)));
     g.addColorStop(1, hsl(h, s, l, 0));
-    ctx.fillStyle = g;
-    // Only the blob's square: the gradient is transparent beyond r, and filling the whole canvas for each
-    // blob was a good part of the rasterising.
-    ctx.fillRect(x - r, y - r, 2 * r, 2 * r);
+    sctx.fillStyle = g;
+    // Only the blob's square: the gradient is transparent beyond r.
+    sctx.fillRect(x - r, y - r, 2 * r, 2 * r);
   }
+  ctx.drawImage(small, 0, 0, coveredW, coveredH);
   if (o.detail === 'simple') return;
 
   // 3. Clutter: translucent irregular polygons and ellipses. Irregular on purpose, so clutter is never

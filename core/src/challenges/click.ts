@@ -1,4 +1,4 @@
-import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import type { SKRSContext2D } from '@napi-rs/canvas';
 import { z } from 'zod';
 import {
   addNoise,
@@ -7,7 +7,7 @@ import {
   drawDistractorLines,
   NOISE_AMPLITUDE,
 } from './backgrounds.ts';
-import { encodeCanvas } from './image.ts';
+import { encodeCanvas, reusableCanvas } from './image.ts';
 import { int, type Random, range, sample } from './random.ts';
 import {
   drawSymbol,
@@ -79,7 +79,7 @@ function chevron(ctx: SKRSContext2D, x: number, y: number): void {
 export async function generateClick(rng: Random, options: ClickOptions = {}): Promise<ClickChallenge> {
   const detail = options.detail ?? 'full';
   const format = options.format ?? 'jpeg';
-  const canvas = createCanvas(CLICK_WIDTH, CLICK_HEIGHT);
+  const canvas = reusableCanvas('picture', CLICK_WIDTH, CLICK_HEIGHT);
   const ctx = canvas.getContext('2d');
   drawBackground(ctx, rng, { width: CLICK_WIDTH, height: CLICK_HEIGHT, detail });
 
@@ -107,7 +107,7 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
 
   // 3. Targets: 2–4 of the symbols, in random order, drawn as silhouettes at a fresh rotation.
   const order = sample(rng, [...shapes.keys()], int(rng, 2, Math.min(4, shapes.length)));
-  const prompt = createCanvas(order.length * SLOT + (order.length - 1) * CHEVRON, SLOT);
+  const prompt = reusableCanvas('prompt', order.length * SLOT + (order.length - 1) * CHEVRON, SLOT);
   const pctx = prompt.getContext('2d');
   pctx.fillStyle = '#f4f4f4';
   pctx.fillRect(0, 0, prompt.width, prompt.height);
@@ -126,10 +126,8 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
     });
   });
 
-  const [image, promptImage] = await Promise.all([
-    encodeCanvas(canvas, format),
-    encodeCanvas(prompt, format),
-  ]);
+  const image = encodeCanvas(canvas, format);
+  const promptImage = encodeCanvas(prompt, format);
   return {
     kind: 'click',
     view: {

@@ -1,4 +1,4 @@
-import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import type { SKRSContext2D } from '@napi-rs/canvas';
 import { z } from 'zod';
 import {
   addNoise,
@@ -7,7 +7,7 @@ import {
   drawDistractorLines,
   NOISE_AMPLITUDE,
 } from './backgrounds.ts';
-import { encodeCanvas } from './image.ts';
+import { encodeCanvas, reusableCanvas } from './image.ts';
 import { chance, int, pick, type Random, range, sample } from './random.ts';
 import {
   COLOUR_NAMES,
@@ -179,7 +179,7 @@ export async function generateSelect(rng: Random, options: SelectOptions = {}): 
   const format = options.format ?? 'jpeg';
   const { category, indices, symbols } = planSelect(rng, options.colourShare);
   // Paint the grid; the gaps stay white so tile borders are obvious.
-  const canvas = createCanvas(SELECT_SIZE, SELECT_SIZE);
+  const canvas = reusableCanvas('picture', SELECT_SIZE, SELECT_SIZE);
   const ctx = canvas.getContext('2d');
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, SELECT_SIZE, SELECT_SIZE);
@@ -197,7 +197,7 @@ export async function generateSelect(rng: Random, options: SelectOptions = {}): 
     view: {
       kind: 'select',
       prompt,
-      image: await encodeCanvas(canvas, format),
+      image: encodeCanvas(canvas, format),
       tiles: SELECT_TILES.map((t) => ({ ...t, label: { ...t.label, params: { ...t.label.params } } })),
       a11y: { labelKey: 'challenge.select.label', instructionsKey: 'challenge.select.keyboardHelp' },
     },

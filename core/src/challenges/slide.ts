@@ -1,4 +1,4 @@
-import { type Canvas, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { type Canvas, Path2D, type SKRSContext2D } from '@napi-rs/canvas';
 import { z } from 'zod';
 import {
   addNoise,
@@ -7,7 +7,7 @@ import {
   drawDistractorLines,
   NOISE_AMPLITUDE,
 } from './backgrounds.ts';
-import { encodeCanvas } from './image.ts';
+import { encodeCanvas, reusableCanvas } from './image.ts';
 import { chance, int, type Random, range } from './random.ts';
 import {
   checkTrajectory,
@@ -72,8 +72,13 @@ export interface SlideOptions {
   format?: ImageFormat;
 }
 
-/** Appends the puzzle-piece outline with its top-left padding corner at (ox, oy). */
-function tracePiece(ctx: SKRSContext2D, ox: number, oy: number, sides: PieceSides): void {
+/**
+ * The puzzle-piece outline with its top-left padding corner at the origin, as a Path2D: built once per
+ * piece and reused for every fill, clip and stroke (translated), instead of being traced anew through
+ * dozens of canvas calls each time.
+ */
+function piecePath(sides: PieceSides): Path2D {
+  const path = new Path2D();
   const half = Math.sqrt(TAB_R ** 2 - TAB_OFFSET ** 2); // half the tab's opening on the edge
   const corners = [
     [0, 0],
@@ -81,30 +86,36 @@ function tracePiece(ctx: SKRSContext2D, ox: number, oy: number, sides: PieceSide
     [BODY, BODY],
     [0, BODY],
   ] as const;
-  ctx.moveTo(ox + PAD, oy + PAD);
-  // Each side is drawn in its own frame (edge along +x, outside towards -y), walking clockwise.
+  path.moveTo(PAD, PAD);
+  // Each side in its own frame (edge along +x, outside towards -y, turned by a quarter per side),
+  // walking clockwise; `at` maps a point of that frame to the canvas.
   sides.forEach((side, i) => {
     const [cx, cy] = corners[i] as readonly [number, number];
-    ctx.save();
-    ctx.translate(ox + PAD + cx, oy + PAD + cy);
-    ctx.rotate((i * Math.PI) / 2);
+    const turn = (i * Math.PI) / 2;
+    const cos = Math.round(Math.cos(turn));
+    const sin = Math.round(Math.sin(turn));
+    const at = (u: number, v: number): [number, number] => [
+      PAD + cx + u * cos - v * sin,
+      PAD + cy + u * sin + v * cos,
+    ];
     if (side !== 'flat') {
       const out = side === 'out';
       const centreY = out ? -TAB_OFFSET : TAB_OFFSET;
-      ctx.lineTo(BODY / 2 - half, 0);
-      ctx.arc(
-        BODY / 2,
-        centreY,
+      path.lineTo(...at(BODY / 2 - half, 0));
+      const [ax, ay] = at(BODY / 2, centreY);
+      path.arc(
+        ax,
+        ay,
         TAB_R,
-        Math.atan2(-centreY, -half),
-        Math.atan2(-centreY, half),
+        Math.atan2(-centreY, -half) + turn,
+        Math.atan2(-centreY, half) + turn,
         !out, // a tab bulges outward going clockwise, a blank inward going anticlockwise
       );
     }
-    ctx.lineTo(BODY, 0);
-    ctx.restore();
+    path.lineTo(...at(BODY, 0));
   });
-  ctx.closePath();
+  path.closePath();
+  return path;
 }
 
 function randomSides(rng: Random): PieceSides {
@@ -122,22 +133,16 @@ function decoySides(rng: Random, real: PieceSides): PieceSides {
   }
 }
 
-/** Rims a gap's outline, as the edge of the hole the piece fits into. */
-function rimGap(ctx: SKRSContext2D, x: number, y: number, sides: PieceSides): void {
-  ctx.beginPath();
-  tracePiece(ctx, x, y, sides);
+/** The standby's gap: the background under it darkened, then rimmed as the edge of a hole. */
+function drawGap(ctx: SKRSContext2D, x: number, y: number, outline: Path2D): void {
+  ctx.save();
+  ctx.translate(x, y);
+  ctx.fillStyle = 'rgba(0, 0, 0, 0.5)';
+  ctx.fill(outline);
   ctx.lineWidth = 1.5;
   ctx.strokeStyle = 'rgba(255, 255, 255, 0.75)';
-  ctx.stroke();
-}
-
-/** The standby's gap: the background under it darkened, then rimmed. */
-function drawGap(ctx: SKRSContext2D, x: number, y: number, sides: PieceSides): void {
-  ctx.beginPath();
-  tracePiece(ctx, x, y, sides);
-  ctx.fillStyle = 'rgba(0, 0, 0, 0.5)';
-  ctx.fill();
-  rimGap(ctx, x, y, sides);
+  ctx.stroke(outline);
+  ctx.restore();
 }
 
 /**
@@ -148,28 +153,25 @@ function drawFilledGap(
   ctx: SKRSContext2D,
   x: number,
   y: number,
-  sides: PieceSides,
+  outline: Path2D,
   fill: Canvas,
   fx: number,
   fy: number,
   shade: number,
 ): void {
   ctx.save();
-  ctx.beginPath();
-  tracePiece(ctx, x, y, sides);
-  ctx.clip();
-  ctx.drawImage(fill, x + fx, y + fy);
+  ctx.translate(x, y);
+  ctx.clip(outline);
+  ctx.drawImage(fill, fx, fy);
   ctx.fillStyle = `rgba(0, 0, 0, ${shade.toFixed(2)})`;
-  ctx.fillRect(x, y, PIECE_SIZE, PIECE_SIZE);
+  ctx.fillRect(0, 0, PIECE_SIZE, PIECE_SIZE);
   // A soft inner shadow instead of a crisp rim: a person reads a hole; an edge detector gets a blur
   // about as strong as the noise and the clutter's edges.
-  ctx.beginPath();
-  tracePiece(ctx, x, y, sides);
   ctx.shadowColor = 'rgba(0, 0, 0, 0.8)';
   ctx.shadowBlur = 6;
   ctx.lineWidth = 5;
   ctx.strokeStyle = 'rgba(0, 0, 0, 0.3)';
-  ctx.stroke();
+  ctx.stroke(outline);
   ctx.restore();
 }
 
@@ -187,13 +189,11 @@ function turned(ctx: SKRSContext2D, angle: number, draw: () => void): void {
  * Cuts the piece's picture out of the (undamaged) background, turned by `angle` about its centre and
  * lit by a gradient from a random side (full detail), without its rim.
  */
-function cutPiece(source: Canvas, x: number, y: number, sides: PieceSides, angle = 0, rng?: Random): Canvas {
-  const piece = createCanvas(PIECE_SIZE, PIECE_SIZE);
+function cutPiece(source: Canvas, x: number, y: number, outline: Path2D, angle = 0, rng?: Random): Canvas {
+  const piece = reusableCanvas('piece', PIECE_SIZE, PIECE_SIZE);
   const ctx = piece.getContext('2d');
   turned(ctx, angle, () => {
-    ctx.beginPath();
-    tracePiece(ctx, 0, 0, sides);
-    ctx.clip();
+    ctx.clip(outline);
     ctx.drawImage(source, -x, -y);
     if (rng) {
       // Lighting: brighter on one side, darker on the other, so its pixels are not the scene's.
@@ -215,23 +215,21 @@ function cutPiece(source: Canvas, x: number, y: number, sides: PieceSides, angle
 }
 
 /** A bright rim with a dark edge, so the piece stands out on any background. */
-function rimPiece(piece: Canvas, sides: PieceSides, angle: number): void {
+function rimPiece(piece: Canvas, outline: Path2D, angle: number): void {
   const ctx = piece.getContext('2d');
   turned(ctx, angle, () => {
-    ctx.beginPath();
-    tracePiece(ctx, 0, 0, sides);
     ctx.lineWidth = 2.5;
     ctx.strokeStyle = 'rgba(0, 0, 0, 0.45)';
-    ctx.stroke();
+    ctx.stroke(outline);
     ctx.lineWidth = 1.5;
     ctx.strokeStyle = 'rgba(255, 255, 255, 0.95)';
-    ctx.stroke();
+    ctx.stroke(outline);
   });
 }
 
 /** A copy of the canvas as it is now. */
 function snapshot(source: Canvas): Canvas {
-  const copy = createCanvas(source.width, source.height);
+  const copy = reusableCanvas('snapshot', source.width, source.height);
   copy.getContext('2d').drawImage(source, 0, 0);
   return copy;
 }
@@ -249,25 +247,26 @@ function drawHardenedGaps(bg: Canvas, rng: Random, x: number, y: number, sides: 
   const ctx = bg.getContext('2d');
   const clean = snapshot(bg);
   const angle = ((range(rng, TURN_DEG[0], TURN_DEG[1]) * Math.PI) / 180) * (chance(rng, 0.5) ? 1 : -1);
-  const piece = cutPiece(clean, x, y, sides, angle, rng);
+  const outline = piecePath(sides);
+  const piece = cutPiece(clean, x, y, outline, angle, rng);
   // A decoy of another shape on the same row (pieceY is public), at least a piece away.
   const left = x - PIECE_SIZE - 8 >= MIN_GAP_X;
   const right = x + PIECE_SIZE + 8 <= TRACK_MAX - 4;
   const goLeft = left && (!right || chance(rng, 0.5));
   const dx = goLeft ? int(rng, MIN_GAP_X, x - PIECE_SIZE - 8) : int(rng, x + PIECE_SIZE + 8, TRACK_MAX - 4);
   const dy = Math.min(SLIDE_HEIGHT - PIECE_SIZE - 4, Math.max(4, y + int(rng, -4, 4)));
-  for (const [gx, gy, gSides] of [
-    [x, y, sides],
-    [dx, dy, decoySides(rng, sides)],
+  for (const [gx, gy, gOutline] of [
+    [x, y, outline],
+    [dx, dy, piecePath(decoySides(rng, sides))],
   ] as const) {
     // A patch from at least a piece's width away, anywhere in the picture.
     let sx = 0;
     do sx = int(rng, 0, SLIDE_WIDTH - PIECE_SIZE);
     while (Math.abs(sx - gx) < PIECE_SIZE);
     const sy = int(rng, 0, SLIDE_HEIGHT - PIECE_SIZE);
-    drawFilledGap(ctx, gx, gy, gSides, clean, -sx, -sy, range(rng, 0.35, 0.55));
+    drawFilledGap(ctx, gx, gy, gOutline, clean, -sx, -sy, range(rng, 0.35, 0.55));
   }
-  rimPiece(piece, sides, angle);
+  rimPiece(piece, outline, angle);
   return piece;
 }
 
@@ -275,7 +274,7 @@ function drawHardenedGaps(bg: Canvas, rng: Random, x: number, y: number, sides: 
 export async function generateSlide(rng: Random, options: SlideOptions = {}): Promise<SlideChallenge> {
   const detail = options.detail ?? 'full';
   const format = options.format ?? 'jpeg';
-  const bg = createCanvas(SLIDE_WIDTH, SLIDE_HEIGHT);
+  const bg = reusableCanvas('picture', SLIDE_WIDTH, SLIDE_HEIGHT);
   const ctx = bg.getContext('2d');
   drawBackground(ctx, rng, { width: SLIDE_WIDTH, height: SLIDE_HEIGHT, detail });
   if (detail === 'full') {
@@ -290,14 +289,13 @@ export async function generateSlide(rng: Random, options: SlideOptions = {}): Pr
   let piece: Canvas;
   if (detail === 'full') piece = drawHardenedGaps(bg, rng, x, y, sides);
   else {
-    piece = cutPiece(bg, x, y, sides);
-    rimPiece(piece, sides, 0);
-    drawGap(ctx, x, y, sides);
+    const outline = piecePath(sides);
+    piece = cutPiece(bg, x, y, outline);
+    rimPiece(piece, outline, 0);
+    drawGap(ctx, x, y, outline);
   }
-  const [background, pieceImage] = await Promise.all([
-    encodeCanvas(bg, format),
-    encodeCanvas(piece, format, { alpha: true }),
-  ]);
+  const background = encodeCanvas(bg, format);
+  const pieceImage = encodeCanvas(piece, format, { alpha: true });
   return {
     kind: 'slide',
     view: {
