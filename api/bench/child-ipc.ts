@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { summariseProfile } from './profile.ts';
 import type { Command, ProfileSummary, Reply } from './protocol.ts';
@@ -26,6 +27,8 @@ export function serveCommands(extra: Handler, close: () => Promise<void>): void 
         const { profile } = await session.post('Profiler.stop');
         session.disconnect();
         session = undefined;
+        // The whole profile too, for Chrome DevTools or `node --cpu-prof`-style tools (BENCH_PROFILE_DIR).
+        if (command.file) writeFileSync(command.file, JSON.stringify(profile));
         return summariseProfile(profile) satisfies ProfileSummary;
       }
       case 'close':

@@ -58,7 +58,7 @@ function drive(child: Child, spec: LoadSpec, options: LoadOptions) {
 export async function measure(
   child: Child,
   spec: LoadSpec,
-  options: LoadOptions & { profile?: boolean; parties?: Parties },
+  options: LoadOptions & { profile?: boolean; profileFile?: string | undefined; parties?: Parties },
 ): Promise<Measurement> {
   if (options.profile) await child.call({ type: 'profile-start' });
   const before = snapshot(child.pid, options.parties);
@@ -66,7 +66,12 @@ export async function measure(
   const result = await drive(child, spec, options);
   const after = snapshot(child.pid, options.parties);
   const memory = rss.stop();
-  const profile = options.profile ? await child.call<ProfileSummary>({ type: 'profile-stop' }) : undefined;
+  const profile = options.profile
+    ? await child.call<ProfileSummary>({
+        type: 'profile-stop',
+        ...(options.profileFile ? { file: options.profileFile } : {}),
+      })
+    : undefined;
   const stats = (result as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
   const statuses = Object.fromEntries(Object.entries(stats).map(([code, s]) => [code, s.count]));
   const requests = Object.values(statuses).reduce((a, b) => a + b, 0);

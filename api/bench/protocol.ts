@@ -38,7 +38,7 @@ export type Command =
   | { id: number; type: 'cpu' }
   /** Starts or stops V8's sampling profiler; stop answers with the profile summarised. */
   | { id: number; type: 'profile-start' }
-  | { id: number; type: 'profile-stop' }
+  | { id: number; type: 'profile-stop'; file?: string }
   | { id: number; type: 'close' };
 
 export type Reply = { id: number; error?: string; value?: unknown };

@@ -32,6 +32,8 @@ import {
  *   --connections <n>  BENCH_CONNECTIONS  concurrent connections (20)
  *   --warmup <s>       BENCH_WARMUP       unmeasured seconds before each case (1)
  *   --profile          BENCH_PROFILE=1    sample the API process's CPU per case and summarise it
+ *                      BENCH_PROFILE_DIR  with --profile, also write each case's whole profile there
+ *                                         (<case name>.cpuprofile, for Chrome DevTools)
  *   --no-write         BENCH_WRITE=0      do not rewrite docs/benchmarks.md
  *   --only <text>      BENCH_ONLY         run only the database groups whose label contains <text>
  *                                         (pglite, postgresql, redis); the Koa baseline always runs
@@ -121,7 +123,17 @@ interface RunExtra {
 async function run(meta: CaseMeta, child: Child, spec: LoadSpec, parties: Parties, extra: RunExtra = {}) {
   process.stdout.write(`   ${meta.name} ... `);
   if (extra.expect) await child.call<Outcomes>({ type: 'outcomes' }); // counts from the warm-up go
-  const m = await measure(child, spec, { ...load, ...extra.load, profile: options.profile, parties });
+  const profileFile =
+    options.profile && env.BENCH_PROFILE_DIR
+      ? join(resolve(env.BENCH_PROFILE_DIR), `${meta.name.replace(/[^\w]+/g, '-')}.cpuprofile`)
+      : undefined;
+  const m = await measure(child, spec, {
+    ...load,
+    ...extra.load,
+    profile: options.profile,
+    profileFile,
+    parties,
+  });
   const outcomes = extra.expect ? await child.call<Outcomes>({ type: 'outcomes' }) : undefined;
   const notes = [extra.note?.()];
   if (outcomes) {

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimSql } from '../src/tokens/pass-token-claims.ts';
+import { claimSql, PassTokenClaims } from '../src/tokens/pass-token-claims.ts';
 import { validatePassToken } from '../src/tokens/pass-tokens.ts';
 import {
   databaseAvailable,
@@ -68,6 +68,29 @@ describe.runIf(run)('validations claimed in batches', () => {
     );
     expect(tally(again)).toEqual({ token_already_used: 20 });
   });
+
+  // PostgreSQL only: PGlite runs in this process and answers a statement before the next turn, so there no
+  // statement is ever in flight when the next claim arrives (each goes alone, as it should).
+  it.runIf(TEST_DATABASE === 'postgres')(
+    'claims that arrive in later turns while a statement runs go together in the next one (group commit)',
+    async () => {
+      const { appId } = await api.createApp({ name: 'batch-group' });
+      const { app, tokens } = await mint(appId, 20);
+      const claims = new PassTokenClaims(api.runtime.db);
+      const pending: Promise<unknown>[] = [];
+      for (const token of tokens) {
+        pending.push(claims.claim(api.runtime.keys.openPass(token)!.id, app.id, null));
+        // Each claim in a turn of its own, as requests on separate connections arrive.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const rows = (await Promise.all(pending)) as { fresh: boolean }[];
+      expect(rows.every((row) => row.fresh)).toBe(true);
+      // The first claim alone, the 19 that arrived while it ran in the next statement (a statement per turn
+      // was 20), give or take one when the database answers the first within those turns.
+      expect(claims.stats).toMatchObject({ claims: 20 });
+      expect(claims.stats.statements).toBeLessThanOrEqual(3);
+    },
+  );
 
   it('a same-key retry in the same turn gets the same verdict; another key does not', async () => {
     const { appId } = await api.createApp({ name: 'batch-retry' });
