@@ -75,6 +75,8 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
   const powOk =
     powFormed &&
     (!imageCheck.ok ||
+      // An image-tier challenge answered by pointer carries no proof at all: nothing to spot-check.
+      (pow === undefined && extra === undefined) ||
       (await spotCheckPow([
         ...(pow === undefined ? [] : [[pow, body.pow] as const]),
         ...(extra === undefined ? [] : [[extra, extraSolution] as const]),
