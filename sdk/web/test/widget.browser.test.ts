@@ -147,39 +147,27 @@ describe.runIf(run)('web widget in Chromium', () => {
     await expectValid((result as { token: string }).token, a);
   }, 90_000);
 
-  it('slide: an instant straight-line drag fails with invalid_answer, and the user can try again', async () => {
+  it('slide: an instant straight-line drag fails with invalid_answer; a new picture comes, which a person solves', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });
     const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded' });
     const answer = sealedAnswer<{ x: number }>(a.appId, init);
     const { handle, scale } = await slideHandle(page);
     const refused = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/submit'));
+    const next = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'));
     await dragInstantly(page, handle, answer.x, scale);
     const submitted = await refused;
     expect(submitted.status()).toBe(422);
-    expect((await submitted.json()).error).toBe('invalid_answer');
-    await expect.poll(() => page.locator('.msg').textContent()).toMatch(/Invalid answer: 1 attempt left/);
-    expect(await events(page)).not.toContainEqual(expect.objectContaining({ type: 'error' }));
-    // The piece went back to the start; a person's drag on the same challenge passes.
-    await expect.poll(() => handle.getAttribute('aria-valuenow')).toBe('0');
-    await dragLikeAHuman(page, handle, answer.x, scale, 11);
-    const result = await outcome(page);
-    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
-    await expectValid((result as { token: string }).token, a);
-  }, 90_000);
-
-  it('a spent challenge (no attempts left) is replaced by a new one, which can be solved', async () => {
-    const a = await app({ risk_policy: imageOnly('slide') });
-    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded' });
-    const { handle, scale } = await slideHandle(page);
-    const first = sealedAnswer<{ x: number }>(a.appId, init).x;
-    await dragInstantly(page, handle, first, scale);
-    await expect.poll(() => page.locator('.msg').textContent()).toMatch(/1 attempt left/);
-    const next = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'));
-    await dragInstantly(page, handle, first, scale);
+    expect(await submitted.json()).toMatchObject({
+      error: 'invalid_answer',
+      message: expect.stringMatching(/no attempts left/),
+    });
+    // One answer per picture (MAX_ATTEMPTS): the widget fetches a new challenge instead of a second try.
     const again = (await (await next).json()).data;
     expect(again.challenge_id).not.toBe(init.challenge_id);
     await expect.poll(() => page.locator('.msg').textContent()).toBe('Here is a new challenge.');
-    await dragLikeAHuman(page, handle, sealedAnswer<{ x: number }>(a.appId, again).x, scale, 3);
+    expect(await events(page)).not.toContainEqual(expect.objectContaining({ type: 'error' }));
+    await expect.poll(() => handle.getAttribute('aria-valuenow')).toBe('0');
+    await dragLikeAHuman(page, handle, sealedAnswer<{ x: number }>(a.appId, again).x, scale, 11);
     const result = await outcome(page);
     expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
     await expectValid((result as { token: string }).token, a);
@@ -228,6 +216,49 @@ describe.runIf(run)('web widget in Chromium', () => {
     const result = await outcome(page);
     expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
     await expectValid((result as { token: string }).token, a);
+  }, 90_000);
+
+  it('keyboard only: the click crosshair by arrows, Enter at each symbol, Verify; the answer carries the keyboard proof', async () => {
+    const a = await app({ risk_policy: imageOnly('click') });
+    const { page, init } = await widgetPage({ appKey: a.appKey, mode: 'embedded' });
+    const stage = page.locator('.click .stage');
+    await stage.waitFor({ state: 'visible' });
+    await stage.focus();
+    // The crosshair starts at the centre and moves 5 px (Shift: 25 px) per press, as the view says.
+    const { step, largeStep } = init.image.view.keyboard as { step: number; largeStep: number };
+    const at = { x: init.image.view.image.width / 2, y: init.image.view.image.height / 2 };
+    const go = async (axis: 'x' | 'y', to: number) => {
+      const [less, more] = axis === 'x' ? ['ArrowLeft', 'ArrowRight'] : ['ArrowUp', 'ArrowDown'];
+      while (Math.abs(to - at[axis]) >= largeStep) {
+        const d = Math.sign(to - at[axis]);
+        await press(page, `Shift+${d > 0 ? more : less}`);
+        at[axis] += d * largeStep;
+      }
+      while (Math.abs(to - at[axis]) > step / 2) {
+        const d = Math.sign(to - at[axis]);
+        await press(page, d > 0 ? (more as string) : (less as string));
+        at[axis] += d * step;
+      }
+    };
+    await page.waitForTimeout(600);
+    for (const t of sealedAnswer<{ targets: Array<{ x: number; y: number }> }>(a.appId, init).targets) {
+      await go('x', t.x);
+      await go('y', t.y);
+      await page.waitForTimeout(200);
+      await press(page, 'Enter');
+    }
+    const submitted = page.waitForRequest((r) => r.url().endsWith('/v1/challenge/submit'));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    const sent = (await submitted).postDataJSON().answer;
+    expect(sent).toMatchObject({ input: 'keyboard', picks: expect.any(Array), pow: expect.anything() });
+    const result = await outcome(page);
+    expect(result).toMatchObject({ type: 'success', token: expect.stringMatching(/^pt_/) });
+    const verdict = await suite.api.post(
+      '/v1/validate',
+      { pass_token: (result as { token: string }).token },
+      auth(a),
+    );
+    expect(verdict.body.data.risk.reasons).toContain('challenge.keyboard');
   }, 90_000);
 
   it('click: the symbols clicked in order pass; the prompt follows the lang option', async () => {
