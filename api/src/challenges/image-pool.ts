@@ -24,7 +24,10 @@ export type ImagePoolOptions = {
   waiting?: number;
   /** How long a waiting take waits before it is shed. */
   waitMs?: number;
-  /** Renders in flight at once: at most one per worker thread, so refills never queue unboundedly. */
+  /**
+   * Renders in flight at once, bounded so refills never queue unboundedly: RENDERS_PER_WORKER per worker
+   * thread in production.
+   */
   concurrency: number;
   /** Pause after a failed render before refilling again (no hot loop when drawing is broken). */
   retryMs?: number;
@@ -212,6 +215,14 @@ export class ImagePool {
     this.#pending.set(kind, (this.#pending.get(kind) ?? 1) - 1);
   }
 }
+
+/**
+ * Renders handed to each worker thread at once: one drawing and one queued behind it, so a worker that
+ * finishes starts the next challenge at once instead of idling until a busy event loop has taken its
+ * result and posted the next request (under a flood of inits that round trip is what the loop is slowest
+ * at). Two, not more: a render queued in a worker is one the pool cannot redirect to the kind in demand.
+ */
+export const RENDERS_PER_WORKER = 2;
 
 type WorkerReply = { id: number; image?: DrawnImage; error?: string };
 

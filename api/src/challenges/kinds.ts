@@ -18,7 +18,14 @@ import {
   TEST_MODE_POW,
   wellFormedSolution,
 } from '@gatehouse/core/pow';
-import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings, PoolEmpty } from './image-pool.ts';
+import {
+  type DrawnImage,
+  ImagePool,
+  ImageWorkers,
+  imagePoolSettings,
+  PoolEmpty,
+  RENDERS_PER_WORKER,
+} from './image-pool.ts';
 import type { SealedChallenge } from './sealed-challenge.ts';
 
 /**
@@ -86,7 +93,7 @@ export function imagePool(): ImagePool | null {
     perKind,
     render: threads.draw,
     inline: drawInline,
-    concurrency: workers,
+    concurrency: workers * RENDERS_PER_WORKER,
     waiting,
   }).start();
   return pool;
