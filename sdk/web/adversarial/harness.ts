@@ -6,11 +6,13 @@
  * plus an input (how the answer is entered). Used by run.ts (the long benchmark) and by
  * sdk/web/test/adversarial.browser.test.ts (the short form with thresholds in CI).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import type { Browser, Page } from 'playwright-core';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
-import type { TestApi } from '../../../api/test/harness.ts';
+import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import type { ClickAnswer } from '../../../core/src/challenges/click.ts';
 import { MAX_ATTEMPTS } from '../../../core/src/challenges/index.ts';
 import { type Random, seededRandom } from '../../../core/src/challenges/random.ts';
@@ -18,13 +20,16 @@ import type { SelectAnswer } from '../../../core/src/challenges/select.ts';
 import { SHAPES, traceShape } from '../../../core/src/challenges/shapes.ts';
 import { SLIDE_TOLERANCE_PX, type SlideAnswer } from '../../../core/src/challenges/slide.ts';
 import type { TrajectoryPoint } from '../../../core/src/challenges/trajectory.ts';
+import { buildWidget } from '../build.ts';
+import { launchChromium } from '../test/browser.ts';
 import { render } from '../test/helpers.ts';
-import { formPage, type PageServer } from '../test/page-server.ts';
+import { formPage, type PageServer, startPageServer } from '../test/page-server.ts';
 import {
   fixedKeys,
   humanClicks,
   humanLikeDrag,
   humanTimedKeys,
+  imprecise,
   instantDrop,
   jitterDrag,
   type KeyScript,
@@ -47,8 +52,10 @@ export interface Solver {
   /**
    * Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal.
    * `open`: a scripted solver whose goal is not met yet (docs/adversarial.md, "Open"), measured and shown.
+   * `escalation`: a solver retrying from ONE address against an app with the default tiers, so the API's
+   * escalation after wrong answers applies; it reports passes per init, refused inits included.
    */
-  role: 'scripted' | 'control' | 'info' | 'open';
+  role: 'scripted' | 'control' | 'info' | 'open' | 'escalation';
   slideInput?: SlideInput;
 }
 
@@ -116,6 +123,20 @@ export const SOLVERS: readonly Solver[] = [
   slide('info-keys-random', 'keyboard 60–140 ms given the true answer', 'oracle', randomKeys, 'info'),
   slide('info-keys-human', 'keyboard, human timing, given the true answer', 'oracle', humanTimedKeys, 'info'),
   slide('info-replay', 'replayed trajectory given the true answer', 'oracle', replayDrag, 'info'),
+  slide(
+    'info-control-imprecise',
+    'human-like drag dropped with 1.5 px (sd) of error, true answer (synthetic)',
+    'oracle',
+    imprecise(humanLikeDrag, 1.5),
+    'info',
+  ),
+  slide(
+    'retry-outline',
+    'outline matcher retrying from one address, default tiers (passes per init)',
+    'outline',
+    replayDrag,
+    'escalation',
+  ),
 ];
 
 /**
@@ -126,6 +147,10 @@ export interface Attempt {
   passed: boolean;
   passedFirst: boolean;
   located: boolean;
+  /** The init was refused (403 request_rejected: too many wrong answers from the address). */
+  refused?: boolean;
+  /** The tier the init answered (image or hard). */
+  tier?: string;
   /** Set when the attempt could not run (the page broke): counted apart, never as a pass. */
   error?: string;
 }
@@ -134,6 +159,36 @@ export interface Harness {
   api: TestApi;
   site: PageServer;
   browser: Browser;
+}
+
+/**
+ * A real API that trusts X-Forwarded-For (TRUST_PROXY, as behind an ingress), the built widget on a page
+ * server, and Chromium. Every attempt sends its own address, so the API's escalation after wrong answers
+ * (per app and address) never carries one attempt's misses into the next: the rows measure one challenge
+ * each. The `escalation` row shares one address on purpose.
+ */
+export async function startHarness(): Promise<Harness & { close(): Promise<void> }> {
+  const widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-adversarial-'));
+  await buildWidget({ outDir: widgetDir });
+  const api = await startTestApi({ TRUST_PROXY: 'true' });
+  const site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
+  const browser = await launchChromium();
+  return {
+    api,
+    site,
+    browser,
+    async close() {
+      await browser.close();
+      await site.close();
+      await api.close();
+      rmSync(widgetDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A private address per solver and attempt (10.0.0.0/8: in no hosting range, so it scores as a home would). */
+export function addressFor(solverIndex: number, attemptIndex: number): string {
+  return `10.${solverIndex % 256}.${Math.floor(attemptIndex / 250) % 256}.${(attemptIndex % 250) + 1}`;
 }
 
 const PAGE_SOLVERS = readFileSync(new URL('page-solvers.js', import.meta.url), 'utf8');
@@ -161,13 +216,16 @@ export function shapeTemplates() {
   return templates;
 }
 
-/** An app that always serves an image challenge of `kind`, with velocity and rate limits out of the way. */
-export async function imageApp(api: TestApi, kind: Kind) {
+/**
+ * An app that always serves an image challenge of `kind`, with velocity and rate limits out of the way;
+ * `tiers: 'default'` keeps the default hard tier from score 70 (the escalation row).
+ */
+export async function imageApp(api: TestApi, kind: Kind, tiers: 'image' | 'default' = 'image') {
   return api.createApp({
-    name: `adversarial-${kind}`,
+    name: `adversarial-${kind}-${tiers}`,
     risk_policy: {
       invisible_below: 0,
-      image_below: 101,
+      image_below: tiers === 'image' ? 101 : 70,
       image_kinds: [kind],
       velocity: { ip: [1e9, 1e9], prefix: [1e9, 1e9], app: 1e9 },
       rate_limit: { ip_per_minute: 1e9, high_risk_ip_per_minute: 1e9 },
@@ -183,10 +241,15 @@ export async function attempt(
   app: { appKey: string; appId: string },
   solver: Solver,
   rng: Random,
+  address = '10.255.255.1',
 ): Promise<Attempt> {
   const context = await h.browser.newContext({ viewport: { width: 900, height: 700 }, locale: 'en-GB' });
   try {
     const page = await context.newPage();
+    // The attempt's own address, as an ingress would forward it (added below CORS, on the API's requests only).
+    await page.route(`${h.api.url}/**`, (route) =>
+      route.continue({ headers: { ...route.request().headers(), 'x-forwarded-for': address } }),
+    );
     await page.addInitScript({ content: PAGE_SOLVERS });
     await page.goto(
       h.site.page(`/adv-${Math.random().toString(36).slice(2)}.html`, formPage('<div id="captcha"></div>')),
@@ -195,11 +258,16 @@ export async function attempt(
       timeout: 60_000,
     });
     await render(page, { appKey: app.appKey, apiServer: h.api.url, mode: 'embedded' });
-    const init = (await (await initAnswer).json()).data;
+    const initResponse = await initAnswer;
+    const initBody = await initResponse.json();
+    if (initResponse.status() === 403 && initBody.error === 'request_rejected')
+      return { passed: false, passedFirst: false, located: false, refused: true };
+    const init = initBody.data;
     const sealed = openChallenge(h.api.runtime.keys, app.appId, init.challenge);
     if (!sealed?.img) throw new Error(`no image challenge (tier ${init.tier})`);
     const truth = sealed.img.answer;
-    if (solver.kind === 'slide') return await solveSlide(page, solver, truth as SlideAnswer, rng);
+    if (solver.kind === 'slide')
+      return { ...(await solveSlide(page, solver, truth as SlideAnswer, rng)), tier: init.tier };
     const submitted = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/submit'), {
       timeout: 90_000,
     });
@@ -208,7 +276,7 @@ export async function attempt(
         ? await solveClick(page, solver, truth as ClickAnswer, rng)
         : await solveSelect(page, solver, truth as SelectAnswer, rng);
     const passed = (await submitted).status() === 200;
-    return { passed, passedFirst: passed, located };
+    return { passed, passedFirst: passed, located, tier: init.tier };
   } catch (error) {
     return { passed: false, passedFirst: false, located: false, error: String(error).split('\n')[0] };
   } finally {
@@ -330,15 +398,19 @@ export async function runCells(
   for (const solver of solvers) {
     const count = typeof n === 'number' ? n : n(solver);
     const attempts: Attempt[] = [];
+    const shared = solver.role === 'escalation';
+    // The escalation row: its own app (default tiers, fresh counts), one address, one init after another.
+    const app = shared ? await imageApp(h.api, solver.kind, 'default') : apps.get(solver.kind)!;
+    const index = SOLVERS.indexOf(solver);
     let next = 0;
     const worker = async () => {
       while (next < count) {
         const i = next++;
         const rng = seededRandom(`${options.seed ?? 'adversarial'}:${solver.id}:${i}`);
-        attempts.push(await attempt(h, apps.get(solver.kind)!, solver, rng));
+        attempts.push(await attempt(h, app, solver, rng, shared ? addressFor(255, 0) : addressFor(index, i)));
       }
     };
-    await Promise.all(Array.from({ length: options.concurrency ?? 2 }, worker));
+    await Promise.all(Array.from({ length: shared ? 1 : (options.concurrency ?? 2) }, worker));
     const cell = { solver, attempts };
     options.onCell?.(cell);
     cells.push(cell);
@@ -362,16 +434,21 @@ const pct = (v: number) => `${Math.round(v * 100)} %`;
 /** A Markdown table of the cells: passes, location hits, 95 % interval, goal. */
 export function table(cells: readonly Cell[]): string {
   const rows = cells.map(({ solver, attempts }) => {
-    const ran = attempts.filter((a) => !a.error);
+    // Outside the escalation row a refused init is no result (it would mean addresses leaked between attempts).
+    const ran = attempts.filter((a) => !a.error && (solver.role === 'escalation' || !a.refused));
     const k = ran.filter((a) => a.passed).length;
     const first = ran.filter((a) => a.passedFirst).length;
     const loc = ran.filter((a) => a.located).length;
     const [lo, hi] = wilson(k, ran.length);
-    const goal = { scripted: '≤ 5 %', open: '≤ 5 % (not met: open)', control: '≥ 95 %', info: 'info' }[
-      solver.role
-    ];
+    const goal = {
+      scripted: '≤ 5 %',
+      open: '≤ 5 % (not met: open)',
+      control: '≥ 95 %',
+      info: 'info',
+      escalation: `per init: ${ran.filter((a) => a.refused).length} refused, ${ran.filter((a) => a.tier === 'hard').length} hard`,
+    }[solver.role];
     const errors = attempts.length - ran.length;
-    return `| ${solver.kind} | ${solver.label} | ${k}/${ran.length}${errors ? ` (+${errors} broken)` : ''} | ${solver.kind === 'slide' ? `${first}/${ran.length}` : 'same'} | ${solver.locator === 'oracle' ? 'given' : `${loc}/${ran.length}`} | ${pct(lo)}–${pct(hi)} | ${goal} |`;
+    return `| ${solver.kind} | ${solver.label} | ${k}/${ran.length}${errors ? ` (+${errors} broken or refused)` : ''} | ${solver.kind === 'slide' ? `${first}/${ran.length}` : 'same'} | ${solver.locator === 'oracle' ? 'given' : `${loc}/${ran.length}`} | ${pct(lo)}–${pct(hi)} | ${goal} |`;
   });
   return [
     '| type | solver | passed (all attempts) | on the first | answer located | 95 % interval of the pass rate | goal |',

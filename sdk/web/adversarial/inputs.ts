@@ -181,3 +181,20 @@ export async function humanClicks(
     await sleep(range(rng, 250, 600));
   }
 }
+
+/**
+ * The control dropped imprecisely: the same drag aimed at x plus Gaussian error of `sd` px. The model's own
+ * drag ends exactly on the target, which no hand does; this row shows what the tolerance costs a person
+ * whose drop spreads by `sd` (an assumption, not a measurement: real people are needed for that).
+ */
+export function imprecise(
+  input: (rng: Random, x: number) => TrajectoryPoint[],
+  sd: number,
+): (rng: Random, x: number) => TrajectoryPoint[] {
+  return (rng, x) => {
+    // Box-Muller from two uniform draws of the seeded source.
+    const u = Math.max(rng.next(), 1e-9);
+    const error = sd * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
+    return input(rng, Math.round((x + error) * 10) / 10);
+  };
+}

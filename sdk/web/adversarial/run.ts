@@ -5,17 +5,13 @@
  *
  *   npm run bench:adversarial -- [--n 40] [--control-n 60] [--only id,id] [--label current] [--concurrency 2]
  *
- * Needs Chromium (/usr/bin/chromium or CHROMIUM_PATH); runs on the embedded database.
+ * Needs Chromium (/usr/bin/chromium or CHROMIUM_PATH); runs on the embedded database. Each attempt comes
+ * from its own address (X-Forwarded-For behind TRUST_PROXY), except the escalation row's, which share one.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startTestApi } from '../../../api/test/harness.ts';
-import { buildWidget } from '../build.ts';
-import { launchChromium } from '../test/browser.ts';
-import { startPageServer } from '../test/page-server.ts';
-import { type Cell, runCells, SOLVERS, table } from './harness.ts';
+import { type Cell, runCells, SOLVERS, startHarness, table } from './harness.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,30 +28,23 @@ const solvers = SOLVERS.filter((s) => !only || only.includes(s.id));
 const n = Number(values.n);
 const controlN = Number(values['control-n']);
 
-const widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-adversarial-'));
-await buildWidget({ outDir: widgetDir });
-const api = await startTestApi();
-const site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
-const browser = await launchChromium();
+const harness = await startHarness();
 const started = Date.now();
 let cells: Cell[];
 try {
-  cells = await runCells({ api, site, browser }, solvers, (s) => (s.role === 'control' ? controlN : n), {
+  cells = await runCells(harness, solvers, (s) => (s.role === 'control' ? controlN : n), {
     concurrency: Number(values.concurrency),
     seed: values.label,
     onCell: (c) => {
       const ok = c.attempts.filter((a) => a.passed).length;
       const broken = c.attempts.filter((a) => a.error);
       console.log(
-        `${c.solver.kind.padEnd(6)} ${c.solver.id.padEnd(18)} ${ok}/${c.attempts.length - broken.length}${broken.length ? ` broken ${broken.length}: ${broken[0]?.error}` : ''}`,
+        `${c.solver.kind.padEnd(6)} ${c.solver.id.padEnd(18)} ${ok}/${c.attempts.length - broken.length}${broken.length ? ` broken ${broken.length}: ${broken[0]?.error}` : ''} refused ${c.attempts.filter((a) => a.refused).length} hard ${c.attempts.filter((a) => a.tier === 'hard').length}`,
       );
     },
   });
 } finally {
-  await browser.close();
-  await site.close();
-  await api.close();
-  rmSync(widgetDir, { recursive: true, force: true });
+  await harness.close();
 }
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
 const md = `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`npm run bench:adversarial -- ${process.argv.slice(2).join(' ')}\` (${minutes} min, ${cpus().length} CPUs shared with other work, load average ${loadavg()[0]?.toFixed(1)}; commit under test: the working tree).\n\n${table(cells)}`;
