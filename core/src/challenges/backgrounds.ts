@@ -92,26 +92,26 @@ export function drawBackground(ctx: SKRSContext2D, rng: Random, o: BackgroundOpt
   // 3. Clutter: translucent irregular polygons and ellipses. Irregular on purpose, so clutter is never
   //    mistaken for one of the symbols a prompt asks for.
   const clutter = int(rng, 10, 16);
+  // Centre and turn are applied here rather than by translate/rotate: four canvas calls fewer per shape.
   for (let i = 0; i < clutter; i++) {
-    ctx.save();
-    ctx.translate(range(rng, 0, o.width), range(rng, 0, o.height));
-    ctx.rotate(range(rng, 0, Math.PI * 2));
+    const cx = range(rng, 0, o.width);
+    const cy = range(rng, 0, o.height);
+    const turn = range(rng, 0, Math.PI * 2);
     ctx.beginPath();
     const size = range(rng, 8, 0.25 * Math.min(o.width, o.height) + 8);
     if (chance(rng, 0.4)) {
-      ctx.ellipse(0, 0, size, size * range(rng, 0.3, 0.8), 0, 0, Math.PI * 2);
+      ctx.ellipse(cx, cy, size, size * range(rng, 0.3, 0.8), turn, 0, Math.PI * 2);
     } else {
       const n = int(rng, 4, 7);
       for (let k = 0; k < n; k++) {
-        const a = (k / n) * Math.PI * 2 + range(rng, -0.3, 0.3);
+        const a = (k / n) * Math.PI * 2 + range(rng, -0.3, 0.3) + turn;
         const rr = size * range(rng, 0.45, 1);
-        ctx.lineTo(Math.cos(a) * rr, Math.sin(a) * rr);
+        ctx.lineTo(cx + Math.cos(a) * rr, cy + Math.sin(a) * rr);
       }
       ctx.closePath();
     }
     ctx.fillStyle = hsl(range(rng, 0, 360), sat(), range(rng, lMin - 10, lMax + 10), range(rng, 0.12, 0.3));
     ctx.fill();
-    ctx.restore();
   }
 }
 
