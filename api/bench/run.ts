@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
@@ -47,12 +47,18 @@ import {
  *   BENCH_POSTGRES_URL (else TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_REDIS_URL (else TEST_REDIS_URL, else redis://127.0.0.1:6379)
  *   BENCH_LOG_LEVEL    the API's LOG_LEVEL (info, as deployed; its output goes to /dev/null)
+ *   BENCH_API_NODE_FLAGS  the measured API process's Node flags instead of api/Dockerfile's
  */
 const REPO = resolve(import.meta.dirname, '../..');
 const DOCS = join(REPO, 'docs/benchmarks.md');
 const TARGET_RATIO = 0.5;
-/** The API process's Node flags, as api/Dockerfile starts it (a smaller young generation: docs/decisions.md). */
-const API_NODE_FLAGS = ['--max-semi-space-size=8'];
+/**
+ * The API process's Node flags, as api/Dockerfile starts it (a smaller young generation: docs/decisions.md);
+ * BENCH_API_NODE_FLAGS (space-separated) replaces them, to measure another setting against what ships.
+ */
+const API_NODE_FLAGS = process.env.BENCH_API_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [
+  '--max-semi-space-size=8',
+];
 /**
  * The API child (relative to this folder): bundled by the build the container runs (api/Dockerfile), with
  * the bench's commands as one more entry, so the process measured runs what ships; `--sources` for the
@@ -651,10 +657,12 @@ async function main(): Promise<void> {
     .join(' ');
   const scratch = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
   const base = { LOG_LEVEL: options.logLevel, DATA_DIR: scratch };
-  if (!options.sources) {
-    const outdir = join(import.meta.dirname, 'dist');
-    await buildServer(outdir, { 'api-child': join(import.meta.dirname, 'api-child.ts') });
-    API_CHILD = './dist/api-child.js';
+  // A folder of this run's own (benches run side by side must not rebuild each other's children).
+  mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
+  const bundle = options.sources ? undefined : mkdtempSync(join(import.meta.dirname, 'dist', 'run-'));
+  if (bundle) {
+    await buildServer(bundle, { 'api-child': join(import.meta.dirname, 'api-child.ts') });
+    API_CHILD = `./${relative(import.meta.dirname, bundle)}/api-child.js`;
   }
   console.log(
     `Gatehouse bench: ${options.durationSeconds} s per case, ${options.connections} connections, ` +
@@ -722,6 +730,7 @@ async function main(): Promise<void> {
     for (const meta of skipped) results.push({ ...meta, skipped: 'PostgreSQL not reachable' });
   }
   rmSync(scratch, { recursive: true, force: true });
+  if (bundle) rmSync(bundle, { recursive: true, force: true });
 
   // With the peers, each flow's rows together (ours first); without, the order the cases ran in, as before.
   const shown = options.peers ? byFlow(results) : results;
@@ -754,6 +763,7 @@ async function main(): Promise<void> {
       (options.sources
         ? 'API from its TypeScript sources (--sources)'
         : 'API bundled as the container runs it (api/scripts/build-server.ts)') +
+      `, API node flags ${API_NODE_FLAGS.join(' ') || 'none'}` +
       (options.peers ? ', peers in one child process with a postgres.js pool of 10' : '') +
       (options.profile ? ', profiler on for the profiled runs' : ''),
   };
