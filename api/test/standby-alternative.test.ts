@@ -184,6 +184,12 @@ describe.runIf(run)('the accessible alternative on a standby during an outage', 
     expect(retryAfter).toBeLessThanOrEqual(3600);
   }, 90_000);
 
+  it('a bad ALTERNATIVE_POW_SECONDS stops the standby at start with a sentence naming it', () => {
+    expect(() => loadStandbyConfig({ ALTERNATIVE_POW_SECONDS: 'soon' })).toThrow(/ALTERNATIVE_POW_SECONDS/);
+    expect(() => loadStandbyConfig({ ALTERNATIVE_POW_SECONDS: '0' })).toThrow(/ALTERNATIVE_POW_SECONDS/);
+    expect(loadStandbyConfig({}).alternativeSeconds).toBe(20);
+  });
+
   it('while the main API is up, the standby answers service_online (its alternative too)', async () => {
     const { ids } = await init();
     standbys[0]!.health.setMode('online');
