@@ -1,6 +1,6 @@
 // The full challenge flow: init, proof-of-work solved inside k6 (k6/x/gatehouse), submit, validate.
 // `testApp`: a test-mode app (one Argon2id hash) at constant arrival rate: the service's own cost.
-// `realPow`: an ordinary app with a browser's headers, so the invisible tier and a real scrypt 4 MiB
+// `realPow`: an ordinary app with a browser's headers, so the invisible tier and a real scrypt 512 KiB
 // puzzle (docs/pow.md), a few VUs in a loop: solve time native (Go) and the submit's verification cost.
 //   loadtest/run.sh challenge [--short]
 import { check } from 'k6';
@@ -34,7 +34,7 @@ export const options = {
     'http_req_duration{name:init}': ['p(95)<500'],
     'http_req_duration{name:submit}': ['p(95)<800'],
     'challenge_flow_ms{app:test}': ['p(95)<1500'],
-    // Real puzzles (scrypt 4 MiB, about 48 hashes): shown per app; a loose bound for a busy 2-core box.
+    // Real puzzles (scrypt 512 KiB, about 312 hashes): shown per app; a loose bound for a busy 2-core box.
     'pow_solve_ms{app:real}': ['p(95)<20000'],
     'challenge_flow_ms{app:real}': ['p(95)<25000'],
   }),
