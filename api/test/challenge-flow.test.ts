@@ -1,11 +1,18 @@
 import { seededRandom } from '@gatehouse/core/challenges';
-import { nativeHasher, type Puzzle, parsePuzzle, solvePuzzle } from '@gatehouse/core/pow';
+import {
+  createPuzzle,
+  nativeHasher,
+  type Puzzle,
+  parsePuzzle,
+  solvePuzzle,
+  targetForAttempts,
+} from '@gatehouse/core/pow';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { humanDrag, linearDrag } from '../../core/src/challenges/test-trajectories.ts';
 import { meetsTarget as meetsTargetOf, nonceBytes as nonceBytesOf } from '../../core/src/pow/encoding.ts';
 import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { imagePool } from '../src/challenges/kinds.ts';
-import { openChallenge } from '../src/challenges/sealed-challenge.ts';
+import { openChallenge, sealChallenge } from '../src/challenges/sealed-challenge.ts';
 import {
   DESKTOP_CHROME as BROWSER,
   DESKTOP_SIGNALS as browserSignals,
@@ -90,6 +97,30 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
       pow,
     });
     expect(solved.status).toBe(200);
+  });
+
+  it('a challenge sealed before the switch to 512 KiB (scrypt 4 MiB, 8 hashes per sub-puzzle) still passes', async () => {
+    // Challenges in flight during the deploy carry their own parameters inside the seal (docs/pow.md).
+    const a = await app();
+    const started = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
+    const sealed = await sealedOf(a.appId, started.body.data.challenge);
+    const old = createPuzzle({
+      algorithm: 'scrypt',
+      memoryKiB: 4096,
+      iterations: 1,
+      parallelism: 1,
+      count: 6,
+      target: targetForAttempts(8),
+    });
+    const hasher = nativeHasher();
+    const solved = await submit({
+      app_key: a.appKey,
+      challenge_id: sealed.id,
+      challenge: sealChallenge(api.runtime.keys, { ...sealed, pow: old }),
+      pow: await solvePuzzle(old, hasher ? { hasher } : {}),
+    });
+    expect(solved.status).toBe(200);
+    expect(solved.body.data.pass_token).toMatch(/^pt_/);
   });
 
   it('a scripted client (no browser headers, no signals) is sent to the hard tier: proof-of-work and an image', async () => {
