@@ -361,7 +361,10 @@ export class Widget implements WidgetHandle {
       this.showing = {
         submit,
         refresh: resolve,
-        close: () => reject((this.shut = new GatehouseError('closed', 'The challenge was closed.'))),
+        close: () => {
+          this.shut = new GatehouseError('closed', 'The challenge was closed.');
+          reject(this.shut);
+        },
       };
       if (this.view) return this.view.replace(image, message);
       this.announce('loading');
