@@ -151,6 +151,26 @@ describe.runIf(run)('the accessible alternative on a standby during an outage', 
     expect(bad.status).toBe(400);
   }, 60_000);
 
+  it('a ticket proof of the right shape but unsolved is caught by the one spot check, which burns the challenge', async () => {
+    const { data, ids } = await init();
+    const alt = await alternative(ids);
+    expect(alt.status).toBe(200);
+    // Right count, ascending, solved by nobody: every sub-puzzle the pick can land on misses.
+    const junk = (puzzle: Json) => ({ nonces: Array.from({ length: puzzle.count as number }, (_, i) => i) });
+    const refused = await submit(ids, junk(data.pow), {
+      alternative: alt.body.data.ticket,
+      pow: junk(alt.body.data.pow),
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toBe('invalid_answer');
+    expect(refused.body.message).toContain('0 attempts left');
+    // The draw is spent: the real solutions no longer earn a token.
+    const [pow, altPow] = await Promise.all([solve(data.pow), solve(alt.body.data.pow)]);
+    const after = await submit(ids, pow, { alternative: alt.body.data.ticket, pow: altPow });
+    expect(after.status).toBeGreaterThanOrEqual(400);
+    expect(after.body.data?.pass_token).toBeUndefined();
+  }, 60_000);
+
   it('a ticket outlives its challenge: redeemed after the challenge’s 120 s, within its own lifetime, and only once', async () => {
     const { data, ids } = await init();
     const alt = await alternative(ids);

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { createPuzzle, DEFAULT_POW_POLICY, difficultyForScore, type Puzzle } from './pow/index.ts';
+import { createPuzzle, difficultyForSeconds, type Puzzle } from './pow/index.ts';
 import { MAX_SEALED_LENGTH, openJson, sealJson } from './sealed.ts';
 
 /**
@@ -12,7 +12,7 @@ import { MAX_SEALED_LENGTH, openJson, sealJson } from './sealed.ts';
 
 /** Alternatives one client address may take in an hour (over every app of a deployment, or of a standby). */
 export const ALTERNATIVES_PER_IP_PER_HOUR = 6;
-/** How long a ticket stays redeemable: a slow phone may need several times the expected solve time. */
+/** The shortest time a ticket stays redeemable (ticketLifetime): a slow phone may need several times the expected solve time. */
 export const TICKET_TTL_SECONDS = 600;
 
 const settingsEnv = z.object({
@@ -36,12 +36,17 @@ export function alternativeSeconds(tier: string, n: number, base: number): numbe
   return base * (tier === 'hard' ? 2 : 1) * 2 ** Math.max(0, n - 2);
 }
 
-/**
- * A puzzle costing `seconds` of one browser core on average: the default policy's hash and sub-puzzle sizes
- * with one flat price (as api/src/challenges/priced-pow.ts prices the keyboard's).
- */
+/** A puzzle costing `seconds` of one browser core on average (the default policy's hash and sub-puzzle sizes). */
 export function alternativePuzzle(seconds: number): Puzzle {
-  return createPuzzle(difficultyForScore(100, { ...DEFAULT_POW_POLICY, curve: [[0, seconds]] }));
+  return createPuzzle(difficultyForSeconds(seconds));
+}
+
+/**
+ * How long a ticket priced `seconds` stays redeemable: at least TICKET_TTL_SECONDS, and four times its expected
+ * solve time, so that a late alternative of an hour (640 s expected at the hard tier) still fits a slow device.
+ */
+export function ticketLifetime(seconds: number): number {
+  return Math.max(TICKET_TTL_SECONDS, Math.ceil(4 * seconds));
 }
 
 /** The hour an address's alternatives are counted in, and the seconds until it ends (for Retry-After). */
@@ -80,12 +85,13 @@ export function issueTicket(
   seconds: number,
   pow: Puzzle = alternativePuzzle(seconds),
 ): AlternativeResult {
-  const exp = Math.floor(Date.now() / 1000) + TICKET_TTL_SECONDS;
+  const lifetime = ticketLifetime(seconds);
+  const exp = Math.floor(Date.now() / 1000) + lifetime;
   return {
     ticket: sealJson(key, { v: 1, id, exp, pow } satisfies Ticket, appId),
     pow,
     seconds,
-    expires_in: TICKET_TTL_SECONDS,
+    expires_in: lifetime,
   };
 }
 

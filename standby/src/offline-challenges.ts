@@ -11,14 +11,14 @@ import {
   createPuzzle,
   difficultyForScore,
   nativeHasher,
-  spotCheckSolution,
+  spotCheckSolutions,
   TEST_MODE_POW,
   wellFormedSolution,
 } from '@gatehouse/core/pow';
 import { openJson, sealJson } from '@gatehouse/core/sealed';
 import { OFFLINE_TOKEN_TTL_SECONDS, type OfflineKeys } from '@gatehouse/core/tokens';
 import { z } from 'zod';
-import { answerTicket, ticketSolved } from './offline-tickets.ts';
+import { answerTicket } from './offline-tickets.ts';
 import type { SnapshotApp } from './snapshot.ts';
 
 /**
@@ -112,15 +112,20 @@ export async function submitOfflineChallenge(
   // slide, without a hash; then ONE sub-puzzle, picked after the submit arrived. A challenge gets one draw
   // ever (the `pow:` mark), taken by its first well-formed submit with a right slide or by a malformed one,
   // so a refused proof-of-work burns the challenge and skipping sub-puzzles saves no work per success.
+  // A ticket's proof stands for the picture: its shape is checked like the slide (a malformed one costs an
+  // attempt), and its sub-puzzles join the challenge's in the one spot check, so a submit costs one hash.
+  const ticketPow = ticket && 'pow' in answer ? answer.pow : undefined;
   const formed = wellFormedSolution(c.pow, body.pow) !== null;
   const imageOk =
     c.img === undefined ||
-    (ticket ? await ticketSolved(ticket, answer) : verifyChallenge('slide', c.img as never, body.answer).ok);
+    (ticket
+      ? wellFormedSolution(ticket.pow, ticketPow) !== null
+      : verifyChallenge('slide', c.img as never, body.answer).ok);
   let powOk = formed;
   if (!formed || imageOk) {
     const draw = await store.consumeOnce(`pow:${c.id}`, ttl);
-    powOk =
-      formed && draw === 'consumed' && (await spotCheckSolution(c.pow, body.pow, hasher ? { hasher } : {}));
+    const pairs = [[c.pow, body.pow] as const, ...(ticket ? [[ticket.pow, ticketPow] as const] : [])];
+    powOk = formed && draw === 'consumed' && (await spotCheckSolutions(pairs, hasher ? { hasher } : {}));
   }
   if (!powOk || !imageOk) {
     const left = powOk ? limit - attempt : 0;

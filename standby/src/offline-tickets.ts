@@ -1,7 +1,6 @@
 import { openTicket, type Ticket } from '@gatehouse/core/alternative';
 import { deriveKey } from '@gatehouse/core/crypto';
 import { GatehouseError } from '@gatehouse/core/errors';
-import { nativeHasher, type Puzzle, verifySolution } from '@gatehouse/core/pow';
 
 /** The accessible alternative's tickets on a standby (offline-alternative.ts issues them, the submit redeems them). */
 
@@ -20,18 +19,4 @@ export function answerTicket(keys: Buffer[], appId: string, id: string, answer: 
     if (ticket) return ticket;
   }
   throw new GatehouseError('challenge_not_found', 'This alternative is not valid.');
-}
-
-const hasher = nativeHasher();
-
-/**
- * Whether `answer.pow` solves the ticket's puzzle: every sub-puzzle checked (at most 12 hashes, docs/pow.md),
- * so a wrong proof costs an attempt like a wrong slide and nothing needs burning.
- */
-export function ticketSolved(ticket: Ticket, answer: object): Promise<boolean> {
-  return verifySolution(
-    ticket.pow as Puzzle,
-    'pow' in answer ? answer.pow : undefined,
-    hasher ? { hasher } : {},
-  );
 }

@@ -1,4 +1,4 @@
-import { createPuzzle, DEFAULT_POW_POLICY, difficultyForScore, type Puzzle } from '@gatehouse/core/pow';
+import { createPuzzle, difficultyForSeconds, type Puzzle } from '@gatehouse/core/pow';
 import { z } from 'zod';
 
 /**
@@ -10,7 +10,7 @@ export const KEYBOARD_POW_SECONDS = 4.5;
 
 /** A puzzle costing `seconds` of one browser core on average (the default policy's hash and sub-puzzle sizes). */
 export function powForSeconds(seconds: number): Puzzle {
-  return createPuzzle(difficultyForScore(100, { ...DEFAULT_POW_POLICY, curve: [[0, seconds]] }));
+  return createPuzzle(difficultyForSeconds(seconds));
 }
 
 const keyboardEnv = z.object({

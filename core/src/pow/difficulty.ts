@@ -83,3 +83,14 @@ export function difficultyForScore(score: number, policy: DifficultyPolicy = DEF
   const target = wanted <= max ? targetForAttempts(attemptsPerSubPuzzle) : targetForAttempts(attempts / max);
   return { algorithm, memoryKiB, iterations, parallelism, count, target };
 }
+
+/**
+ * Puzzle parameters costing `seconds` of one browser core on average whatever the score (the policy's hash and
+ * sub-puzzle sizes): the flat prices of the keyboard's extra proof and of the accessible alternative.
+ */
+export function difficultyForSeconds(
+  seconds: number,
+  policy: DifficultyPolicy = DEFAULT_POW_POLICY,
+): PowParams {
+  return difficultyForScore(100, { ...policy, curve: [[0, seconds]] });
+}

@@ -7,6 +7,7 @@ export {
   DEFAULT_POW_POLICY,
   type DifficultyPolicy,
   difficultyForScore,
+  difficultyForSeconds,
   secondsForScore,
   TEST_MODE_POW,
 } from './difficulty.ts';
