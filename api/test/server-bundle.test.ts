@@ -91,6 +91,14 @@ describe.runIf(run)('the bundled API (npm run build -w @gatehouse/api)', () => {
     expect(replay.body).toMatchObject({ code: -1, error: 'token_already_used' });
   });
 
+  it('serves its OpenAPI document (built on the first request)', async () => {
+    const res = await fetch(`${api.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(Object.keys(doc.paths)).toContain('/v1/validate');
+  });
+
   it('serves image challenges drawn by the bundled worker thread', async () => {
     const app = await createApp({
       name: 'bundle-slide',
