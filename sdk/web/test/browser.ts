@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -50,6 +50,22 @@ export function launchChromium(): Promise<Browser> {
  * Chromium. Each test's pages come from `newPage`; after each test the current context is closed and no
  * page may have thrown.
  */
+/**
+ * The widget as an API at `apiUrl` serves it (the loader and every chunk it names, each asserted 200), copied
+ * into a fresh folder for an integrator's site: a page keeps it while the API is away.
+ */
+export async function copyServedWidget(apiUrl: string): Promise<{ dir: string; loader: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
+  const loader = await (await fetch(`${apiUrl}/widget/gatehouse.js`)).text();
+  writeFileSync(join(dir, 'gatehouse.js'), loader);
+  for (const chunk of new Set(loader.match(/gatehouse-(ui|pow|i18n)\.[\w-]+\.js/g) ?? [])) {
+    const res = await fetch(`${apiUrl}/widget/${chunk}`);
+    expect(res.status, chunk).toBe(200);
+    writeFileSync(join(dir, chunk), Buffer.from(await res.arrayBuffer()));
+  }
+  return { dir, loader };
+}
+
 export interface WidgetBrowserSuite {
   readonly api: TestApi;
   readonly site: PageServer;

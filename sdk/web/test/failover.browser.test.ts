@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test
 import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
 import type { WidgetHandle } from '../src/options.ts';
-import { chromiumAvailable, launchChromium } from './browser.ts';
+import { chromiumAvailable, copyServedWidget, launchChromium } from './browser.ts';
 import { events, outcome, render, type WidgetEvent } from './helpers.ts';
 import { formPage, type PageServer, startPageServer } from './page-server.ts';
 
@@ -85,17 +85,11 @@ describe.runIf(run)('web widget failover in Chromium', () => {
     expect(standby.urls.bypass).toBe(bypassUrl);
 
     // The widget as the API serves it (built by the API on first use), copied to the integrator's site.
-    widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
-    const loader = await (await fetch(`${api.url}/widget/gatehouse.js`)).text();
-    expect(loader.startsWith(`window.__gatehouseConfig1={"bypass":["${deadUrl}","${bypassUrl}"]};`)).toBe(
-      true,
-    );
-    writeFileSync(join(widgetDir, 'gatehouse.js'), loader);
-    for (const chunk of new Set(loader.match(/gatehouse-(ui|pow|i18n)\.[\w-]+\.js/g) ?? [])) {
-      const res = await fetch(`${api.url}/widget/${chunk}`);
-      expect(res.status, chunk).toBe(200);
-      writeFileSync(join(widgetDir, chunk), Buffer.from(await res.arrayBuffer()));
-    }
+    const served = await copyServedWidget(api.url);
+    widgetDir = served.dir;
+    expect(
+      served.loader.startsWith(`window.__gatehouseConfig1={"bypass":["${deadUrl}","${bypassUrl}"]};`),
+    ).toBe(true);
     site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
     browser = await launchChromium();
   }, 180_000);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
@@ -10,7 +10,7 @@ import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test
 import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
 import { expectAccessible, landmarkPage, recordSaid, saidSoFar, THEMES, tabTo } from './a11y.ts';
-import { chromiumAvailable, launchChromium } from './browser.ts';
+import { chromiumAvailable, copyServedWidget, launchChromium } from './browser.ts';
 import { focusedClass, outcome, press, render } from './helpers.ts';
 import { type PageServer, startPageServer } from './page-server.ts';
 
@@ -66,14 +66,7 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
       { store, logger: pino({ level: 'silent' }) },
     );
     // The widget as the API serves it, on the integrator's site: the page keeps it while the API is away.
-    widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-widget-'));
-    const loader = await (await fetch(`${api.url}/widget/gatehouse.js`)).text();
-    writeFileSync(join(widgetDir, 'gatehouse.js'), loader);
-    for (const chunk of new Set(loader.match(/gatehouse-(ui|pow|i18n)\.[\w-]+\.js/g) ?? [])) {
-      const res = await fetch(`${api.url}/widget/${chunk}`);
-      expect(res.status, chunk).toBe(200);
-      writeFileSync(join(widgetDir, chunk), Buffer.from(await res.arrayBuffer()));
-    }
+    widgetDir = (await copyServedWidget(api.url)).dir;
     site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
     browser = await launchChromium();
   }, 180_000);
