@@ -116,6 +116,20 @@ describe.runIf(run)('escalation after wrong answers, and the keyboard risk move'
     expect(decision?.reasons).toEqual(expect.arrayContaining(['answers.failed:+40', 'answers.refused']));
   });
 
+  it('an IPv6 client rotating addresses inside its own /64 is one address: the misses still add up to a refusal', async () => {
+    const a = await app();
+    // One subscriber's prefix (ISPs delegate a /64 or shorter to each home): a new interface id every try.
+    const tiers: string[] = [];
+    for (let i = 0; i < 8; i++)
+      tiers.push((await miss(api, a, `2001:db8:7:1::${(i + 1).toString(16)}`)).body.data.tier);
+    expect(tiers).toEqual(['image', 'image', 'image', 'image', 'image', 'hard', 'hard', 'hard']);
+    const refused = await init(api, a.appKey, '2001:db8:7:1:dead:beef:0:9');
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('request_rejected');
+    // The next /64 (another subscriber, or another network of the same one) is untouched.
+    expect((await pass(a, '2001:db8:7:2::1')).reasons).toEqual([]);
+  });
+
   it('the reasons reach the integrator, a pass ends the run of failures, and other addresses are untouched', async () => {
     const a = await app();
     const ip = '198.51.100.42';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ANSWER_HISTORY, answerFindings, MemoryAnswerHistory } from './answer-history.ts';
+import { ANSWER_HISTORY, answerFindings, historyKey, MemoryAnswerHistory } from './answer-history.ts';
 
 const MIN = 60_000;
 
@@ -53,5 +53,15 @@ describe('answer history', () => {
     for (const k of ['a', 'b', 'c', 'd']) await h.record(k, 'failed', 0);
     expect((await h.read('a', 0)).failures).toBe(0);
     expect((await h.read('d', 0)).failures).toBe(1);
+  });
+});
+
+describe('historyKey', () => {
+  it('is the address for IPv4 (mapped forms folded) and the /64 for IPv6', () => {
+    expect(historyKey('app_1', '198.51.100.7')).toBe(historyKey('app_1', '::ffff:198.51.100.7'));
+    expect(historyKey('app_1', '198.51.100.7')).not.toBe(historyKey('app_1', '198.51.100.8'));
+    expect(historyKey('app_1', '2001:db8:7:1::1')).toBe(historyKey('app_1', '2001:db8:7:1:dead:beef:0:9'));
+    expect(historyKey('app_1', '2001:db8:7:1::1')).not.toBe(historyKey('app_1', '2001:db8:7:2::1'));
+    expect(historyKey('app_1', '2001:db8:7:1::1')).not.toBe(historyKey('app_2', '2001:db8:7:1::1'));
   });
 });
