@@ -130,6 +130,20 @@ describe.runIf(run)('escalation after wrong answers, and the keyboard risk move'
     expect((await pass(a, '2001:db8:7:2::1')).reasons).toEqual([]);
   });
 
+  it('the accessible alternative is limited per client too: an IPv6 client rotating inside its /64 gets six an hour', async () => {
+    const a = await app();
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const ip = `2001:db8:8:1::${(i + 1).toString(16)}`;
+      const started = await init(api, a.appKey, ip);
+      const alt = await api.post('/v1/challenge/alternative', ids(a.appKey, started.body.data), {
+        'X-Forwarded-For': ip,
+      });
+      statuses.push(alt.status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429]);
+  });
+
   it('the reasons reach the integrator, a pass ends the run of failures, and other addresses are untouched', async () => {
     const a = await app();
     const ip = '198.51.100.42';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareClientIp, isIp, normalizeIp, parseIp } from './ip.ts';
+import { clientKey, compareClientIp, isIp, normalizeIp, parseIp } from './ip.ts';
 
 const octet = fc.integer({ min: 0, max: 255 });
 const ipv4 = fc.tuple(octet, octet, octet, octet).map((o) => o.join('.'));
@@ -168,5 +168,14 @@ describe('compareClientIp', () => {
     expect(compareClientIp('203.0.113.7', 'not an ip')).toBe('unverifiable');
     expect(compareClientIp('', '203.0.113.7')).toBe('unverifiable');
     expect(compareClientIp('010.0.0.1', '10.0.0.1')).toBe('unverifiable');
+  });
+});
+
+describe('clientKey', () => {
+  it('keeps an IPv4 address (mapped forms folded), groups IPv6 by /64, and leaves what is not an IP alone', () => {
+    expect(clientKey('::ffff:198.51.100.7')).toBe('198.51.100.7');
+    expect(clientKey('2001:db8:7:1::1')).toBe(clientKey('2001:db8:7:1:dead:beef:0:9'));
+    expect(clientKey('2001:db8:7:1::1')).not.toBe(clientKey('2001:db8:7:2::1'));
+    expect(clientKey('unknown')).toBe('unknown');
   });
 });

@@ -50,6 +50,19 @@ export function normalizeIp(value: string): string | null {
 }
 
 /**
+ * The client an address stands for, in per-client limits and counts: an IPv4 address itself (an office behind NAT
+ * is one address already), an IPv6 address's /64, the smallest prefix an ISP delegates to one subscriber. Keyed
+ * by the full IPv6 address, a script picks a new interface id for every request and is never counted twice.
+ * Anything that is not an IP comes back as it was.
+ */
+export function clientKey(ip: string): string {
+  const addr = parseIp(ip);
+  if (!addr) return ip;
+  if (addr.kind() === 'ipv4') return addr.toString();
+  return `${Buffer.from(addr.toByteArray().slice(0, 8)).toString('hex')}/64`;
+}
+
+/**
  * How two sightings of one user's IP relate. Strict equality rejects real users (dual-stack browsers
  * switch between IPv4 and IPv6, carrier NAT and CDNs rotate within a prefix), so the comparison is by
  * network: the same IPv4 /24 or the same IPv6 /48 counts as a match, and an IPv4/IPv6 pair cannot be

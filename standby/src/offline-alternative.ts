@@ -7,6 +7,7 @@ import {
   issueTicket,
 } from '@gatehouse/core/alternative';
 import { GatehouseError } from '@gatehouse/core/errors';
+import { clientKey } from '@gatehouse/core/ip';
 import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { CHALLENGE_TTL_SECONDS, openOfflineChallenge, STANDBY_TIER } from './offline-challenges.ts';
 import { offlineTicketKey } from './offline-tickets.ts';
@@ -39,7 +40,8 @@ export async function requestOfflineAlternative(
     throw new GatehouseError('challenge_not_found', 'This challenge already has its alternative.');
   }
   const { hour, retryAfter } = alternativeHour();
-  const n = await store.countAttempt(`alternative-ip:${ip}:${hour}`, 3600);
+  // Per client, as on the main API: an IPv6 client is its /64.
+  const n = await store.countAttempt(`alternative-ip:${clientKey(ip)}:${hour}`, 3600);
   if (n > ALTERNATIVES_PER_IP_PER_HOUR) {
     throw new GatehouseError(
       'rate_limited',

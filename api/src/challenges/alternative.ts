@@ -11,6 +11,7 @@ import {
   type Ticket,
 } from '@gatehouse/core/alternative';
 import { GatehouseError } from '@gatehouse/core/errors';
+import { clientKey } from '@gatehouse/core/ip';
 import type { TokenKeys } from '@gatehouse/core/tokens';
 import type { Deps } from '../deps.ts';
 import { attemptState, takeAttempt } from './attempts.ts';
@@ -85,7 +86,8 @@ export async function requestAlternative(
   if (!once.ok) {
     throw new GatehouseError('challenge_not_found', 'This challenge already has its alternative.');
   }
-  const n = await deps.alternatives.take(ip);
+  // Per client: an IPv6 client is its /64, or every alternative could come from a new address.
+  const n = await deps.alternatives.take(clientKey(ip));
   if (n > ALTERNATIVES_PER_IP_PER_HOUR) {
     throw new GatehouseError(
       'rate_limited',

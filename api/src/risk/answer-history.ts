@@ -1,4 +1,4 @@
-import { parseIp } from '@gatehouse/core/ip';
+import { clientKey } from '@gatehouse/core/ip';
 import type { Redis } from 'ioredis';
 
 /**
@@ -44,17 +44,10 @@ export interface AnswerHistory {
 }
 
 /**
- * The history key of a client for one app (as the velocity counts: one integrator's users never move another's).
- * An IPv4 address is one client (an office behind NAT shares it, hence the decay); an IPv6 client is its /64,
- * the smallest prefix an ISP delegates to one subscriber: keyed by the full address, a script would pick a new
- * interface id for every try and never pay for a miss.
+ * The history key of a client for one app (as the velocity counts: one integrator's users never move another's):
+ * an IPv6 client is its /64 (`clientKey`), or a script would take a new address for every try.
  */
-export function historyKey(appId: string, ip: string): string {
-  const addr = parseIp(ip);
-  if (addr?.kind() !== 'ipv6') return `${appId}:${addr?.toString() ?? ip}`;
-  const bytes = addr.toByteArray().slice(0, 8);
-  return `${appId}:${Buffer.from(bytes).toString('hex')}/64`;
-}
+export const historyKey = (appId: string, ip: string) => `${appId}:${clientKey(ip)}`;
 
 const decay = (value: number, since: number, now: number) =>
   value * 2 ** (-Math.max(0, now - since) / ANSWER_HISTORY.halfLifeMs);
