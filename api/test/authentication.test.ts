@@ -2,8 +2,7 @@ import { Writable } from 'node:stream';
 import type { Database } from '@gatehouse/core/db';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintPassToken } from '../src/tokens/pass-tokens.ts';
-import { databaseAvailable, type Json, startTestApi, type TestApi } from './harness.ts';
+import { databaseAvailable, type Json, mintLoginToken, startTestApi, type TestApi } from './harness.ts';
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
@@ -114,20 +113,7 @@ describe.runIf(run)('authentication of /v1/validate and /v1/server/challenge/iss
 
   it('never writes a secret to the logs, on success, failure or an internal error (invariant 5)', async () => {
     // A successful validation and issuance.
-    const stored = (await api.runtime.apps.findById(app.appId))!;
-    const token = await mintPassToken(api.runtime.db, api.runtime.keys, {
-      app: stored,
-      challengeId: 'ch_log',
-      action: 'login',
-      captchaArgs: {
-        platform: 'web',
-        user_ip: '203.0.113.7',
-        referer: null,
-        pkg: null,
-        solved_at: 0,
-        risk_score: 0,
-      },
-    });
+    const token = await mintLoginToken(api, app.appId, 'ch_log');
     const headers = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
     expect((await call('/v1/validate', { pass_token: token }, headers)).body.data.valid).toBe(true);
     expect((await call('/v1/server/challenge/issue', { action: 'login' }, headers)).status).toBe(200);

@@ -14,7 +14,7 @@ import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
 import type { WidgetHandle } from '../src/options.ts';
 import { chromiumAvailable, copyServedWidget, launchChromium } from './browser.ts';
-import { events, outcome, render, type WidgetEvent } from './helpers.ts';
+import { events, outcome, render, type WidgetEvent, waitFor } from './helpers.ts';
 import { formPage, type PageServer, startPageServer } from './page-server.ts';
 
 /*
@@ -39,14 +39,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-async function waitFor(what: string, check: () => boolean, ms = 10_000) {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe.runIf(run)('web widget failover in Chromium', () => {

@@ -179,3 +179,12 @@ export async function press(page: Page, key: string): Promise<void> {
   await sleep(60 + Math.random() * 120 + (key === 'Enter' ? 250 : 0));
   await page.keyboard.press(key);
 }
+
+/** Polls `check` (state kept by the test, such as events recorded from the page) until it holds or `ms` pass. */
+export async function waitFor(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -11,7 +11,7 @@ import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
 import { expectAccessible, landmarkPage, recordSaid, saidSoFar, THEMES, tabTo } from './a11y.ts';
 import { chromiumAvailable, copyServedWidget, launchChromium } from './browser.ts';
-import { focusedClass, outcome, press, render } from './helpers.ts';
+import { focusedClass, outcome, press, render, waitFor } from './helpers.ts';
 import { type PageServer, startPageServer } from './page-server.ts';
 
 /*
@@ -22,14 +22,6 @@ import { type PageServer, startPageServer } from './page-server.ts';
  * integrator's page serving the gatehouse.js the API built (with the standby list in it).
  */
 const run = chromiumAvailable() && (await databaseAvailable());
-
-async function waitFor(what: string, check: () => boolean, ms = 15_000) {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe.runIf(run)('the accessible alternative on a standby, in Chromium', () => {
   let api: TestApi;
@@ -99,7 +91,7 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
       await page.waitForFunction(() => 'Gatehouse' in window);
       await api.pause();
       try {
-        await waitFor('the standby to serve', () => standby.health.serving);
+        await waitFor('the standby to serve', () => standby.health.serving, 15_000);
         await render(page, { appKey: app.appKey, mode: 'embedded', apiServer: api.url, theme });
         await page.locator('.stage').waitFor({ state: 'visible', timeout: 30_000 });
         expect(hosts).toContain(`${bypassUrl}/v1/challenge/init`);
@@ -137,7 +129,7 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
         await expectAccessible(page, `${theme} standby alternative, done`);
       } finally {
         await api.resume();
-        await waitFor('the standby to stand down', () => !standby.health.serving);
+        await waitFor('the standby to stand down', () => !standby.health.serving, 15_000);
       }
     }, 150_000);
   }
