@@ -147,7 +147,7 @@ const challengeStart = {
             keyboard_pow: {
               type: 'object',
               description:
-                'Slide and click: an answer made with the keyboard must carry this puzzle\'s solution as answer.pow (slide: {x, input: "keyboard", trajectory, pow}; click: {input: "keyboard", picks: [clicks], pow}).',
+                'An answer made with the keyboard must carry this puzzle\'s solution as answer.pow (slide: {x, input: "keyboard", trajectory, pow}; click: {input: "keyboard", picks: [clicks], pow}; select: {input: "keyboard", picks: [tile indices], pow}).',
             },
           },
         },

@@ -148,8 +148,8 @@ export async function initChallenge(
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
   const pow = tier === 'image' ? undefined : makePow(app.testMode ? 0 : risk.score, tier, app.testMode);
-  // A slide or click answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
-  const kpow = image && image.kind !== 'select' ? keyboardPow() : undefined;
+  // An image answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
+  const kpow = image ? keyboardPow() : undefined;
   const sealed = sealChallenge(deps.keys, {
     v: 1,
     id,
