@@ -9,6 +9,7 @@ import {
 } from './backgrounds.ts';
 import { encodeCanvas, reusableCanvas } from './image.ts';
 import { chance, int, type Random, range } from './random.ts';
+import { decoyOutline, HolePlacement, type PieceSides } from './slide-holes.ts';
 import {
   checkTrajectory,
   KEYBOARD_LARGE_STEP_PX,
@@ -38,10 +39,6 @@ export const TRACK_MAX = SLIDE_WIDTH - PIECE_SIZE;
 export const SLIDE_TOLERANCE_PX = 3;
 /** The gap starts at least this far right, so the resting piece never overlaps it. */
 const MIN_GAP_X = PIECE_SIZE + 8;
-
-/** Each side of the piece: a tab out, a blank in, or flat. */
-type Side = 'out' | 'in' | 'flat';
-type PieceSides = readonly [Side, Side, Side, Side];
 
 export interface SlideView {
   kind: 'slide';
@@ -122,14 +119,6 @@ function randomSides(rng: Random): PieceSides {
   for (;;) {
     const sides = [0, 1, 2, 3].map(() => (chance(rng, 0.15) ? 'flat' : chance(rng, 0.5) ? 'out' : 'in'));
     if (sides.filter((s) => s !== 'flat').length >= 3) return sides as unknown as PieceSides;
-  }
-}
-
-/** A decoy's sides differ from the real piece on at least two sides, so a person tells them apart. */
-function decoySides(rng: Random, real: PieceSides): PieceSides {
-  for (;;) {
-    const d = randomSides(rng);
-    if (d.filter((s, i) => s !== real[i]).length >= 2) return d;
   }
 }
 
@@ -238,33 +227,55 @@ function snapshot(source: Canvas): Canvas {
 const TURN_DEG = [15, 30] as const;
 
 /**
- * Full detail: the real gap and a decoy of another outline on the same row, both showing a darkened patch
- * of the picture from somewhere else, so neither holds the piece's pixels (a template match of the
- * piece's picture finds nothing); the piece is turned and lit (an unturned outline template misaligns).
- * A person matches the outline, turned or not, at a glance. Returns the piece, rimmed.
+ * Every hole is drawn a little larger or smaller than the piece, the real one included, so no hole is
+ * an exact copy of the piece's outline. (Turning the holes a few degrees too was tried: it let the
+ * unturned outline matcher line up more often, 7 of 100 against 4, so they are not turned.)
  */
-function drawHardenedGaps(bg: Canvas, rng: Random, x: number, y: number, sides: PieceSides): Canvas {
+const HOLE_SCALE = [0.94, 1.06] as const;
+/** The real hole and the decoy are at least a piece and a margin apart (weights built on first use). */
+let placement: HolePlacement | undefined;
+const holePlacement = () => {
+  placement ??= new HolePlacement(MIN_GAP_X, TRACK_MAX - 4, PIECE_SIZE + 8);
+  return placement;
+};
+
+/**
+ * Full detail: the real gap and a decoy with the piece's own outline turned or mirrored, exactly on the
+ * piece's row, both showing a darkened patch of the picture from somewhere else, so neither holds the
+ * piece's pixels (a template match of the piece's picture finds nothing); the piece is turned and lit
+ * (an unturned outline template misaligns). The two holes differ in the arrangement of their tabs only
+ * (not in number, area, row or placement statistics), which a person compares at a glance. Returns the
+ * piece, rimmed.
+ */
+function drawHardenedGaps(
+  bg: Canvas,
+  rng: Random,
+  holes: { x: number; decoyX: number; y: number },
+  sides: PieceSides,
+  decoy: PieceSides,
+): Canvas {
   const ctx = bg.getContext('2d');
   const clean = snapshot(bg);
   const angle = ((range(rng, TURN_DEG[0], TURN_DEG[1]) * Math.PI) / 180) * (chance(rng, 0.5) ? 1 : -1);
   const outline = piecePath(sides);
+  const { x, decoyX, y } = holes;
   const piece = cutPiece(clean, x, y, outline, angle, rng);
-  // A decoy of another shape on the same row (pieceY is public), at least a piece away.
-  const left = x - PIECE_SIZE - 8 >= MIN_GAP_X;
-  const right = x + PIECE_SIZE + 8 <= TRACK_MAX - 4;
-  const goLeft = left && (!right || chance(rng, 0.5));
-  const dx = goLeft ? int(rng, MIN_GAP_X, x - PIECE_SIZE - 8) : int(rng, x + PIECE_SIZE + 8, TRACK_MAX - 4);
-  const dy = Math.min(SLIDE_HEIGHT - PIECE_SIZE - 4, Math.max(4, y + int(rng, -4, 4)));
-  for (const [gx, gy, gOutline] of [
-    [x, y, outline],
-    [dx, dy, piecePath(decoySides(rng, sides))],
+  for (const [gx, gOutline] of [
+    [x, outline],
+    [decoyX, piecePath(decoy)],
   ] as const) {
     // A patch from at least a piece's width away, anywhere in the picture.
     let sx = 0;
     do sx = int(rng, 0, SLIDE_WIDTH - PIECE_SIZE);
     while (Math.abs(sx - gx) < PIECE_SIZE);
     const sy = int(rng, 0, SLIDE_HEIGHT - PIECE_SIZE);
-    drawFilledGap(ctx, gx, gy, gOutline, clean, -sx, -sy, range(rng, 0.35, 0.55));
+    ctx.save();
+    ctx.translate(gx + PIECE_SIZE / 2, y + PIECE_SIZE / 2);
+    const k = range(rng, HOLE_SCALE[0], HOLE_SCALE[1]);
+    ctx.scale(k, k);
+    ctx.translate(-gx - PIECE_SIZE / 2, -y - PIECE_SIZE / 2);
+    drawFilledGap(ctx, gx, y, gOutline, clean, -sx, -sy, range(rng, 0.35, 0.55));
+    ctx.restore();
   }
   rimPiece(piece, outline, angle);
   return piece;
@@ -283,12 +294,22 @@ export async function generateSlide(rng: Random, options: SlideOptions = {}): Pr
     addNoise(ctx, rng, SLIDE_WIDTH, SLIDE_HEIGHT, NOISE_AMPLITUDE);
   }
 
-  const x = int(rng, MIN_GAP_X, TRACK_MAX - 4);
+  let x: number;
   const y = int(rng, 4, SLIDE_HEIGHT - PIECE_SIZE - 4);
-  const sides = randomSides(rng);
+  let sides = randomSides(rng);
   let piece: Canvas;
-  if (detail === 'full') piece = drawHardenedGaps(bg, rng, x, y, sides);
-  else {
+  if (detail === 'full') {
+    let decoy = decoyOutline(rng, sides);
+    // A piece with four alike sides has no other arrangement to use as a decoy: draw another.
+    while (!decoy) {
+      sides = randomSides(rng);
+      decoy = decoyOutline(rng, sides);
+    }
+    const holes = { ...holePlacement().draw(rng), y };
+    x = holes.x;
+    piece = drawHardenedGaps(bg, rng, holes, sides, decoy);
+  } else {
+    x = int(rng, MIN_GAP_X, TRACK_MAX - 4);
     const outline = piecePath(sides);
     piece = cutPiece(bg, x, y, outline);
     rimPiece(piece, outline, 0);

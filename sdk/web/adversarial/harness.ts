@@ -48,7 +48,7 @@ export interface Solver {
   label: string;
   kind: Kind;
   /** `oracle` is the test's knowledge of the answer; the others look at the pixels only. */
-  locator: 'content' | 'outline' | 'template' | 'oracle';
+  locator: 'content' | 'outline' | 'hole' | 'template' | 'oracle';
   /**
    * Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal.
    * `open`: a scripted solver whose goal is not met yet (docs/adversarial.md, "Open"), measured and shown.
@@ -78,6 +78,13 @@ export const SOLVERS: readonly Solver[] = [
   slide('keys-human', 'keyboard, human-like timing', 'content', humanTimedKeys),
   slide('replay', 'replayed human trajectory + noise', 'content', replayDrag),
   slide('replay-outline', 'replayed trajectory + outline (shape) matcher', 'outline', replayDrag, 'open'),
+  slide(
+    'replay-hole',
+    'replayed trajectory + hole finder (outline turned back, darker inside)',
+    'hole',
+    replayDrag,
+    'open',
+  ),
   {
     id: 'click-template',
     label: 'template match, human-timed clicks',
@@ -313,7 +320,8 @@ async function solveSlide(page: Page, solver: Solver, truth: SlideAnswer, rng: R
             const adv = (window as unknown as { __adversary: Record<string, () => number[]> }).__adversary;
             return (adv[which] as () => number[])();
           },
-          solver.locator === 'outline' ? 'slideOutline' : 'slideContent',
+          ({ outline: 'slideOutline', hole: 'slideHole' } as Record<string, string>)[solver.locator] ??
+            'slideContent',
         );
   const stage = await page.locator('.slide .stage').boundingBox();
   const scale = (stage?.width ?? 300) / 300;

@@ -122,6 +122,80 @@
   }
 
   /**
+   * The piece's alpha mask turned back by `angle` (radians) about its centre: the gap's orientation if
+   * the piece was turned by `angle`.
+   */
+  function turnedMask(pc, angle) {
+    const c = (pc.w - 1) / 2;
+    const cos = Math.cos(angle);
+    const sin = Math.sin(angle);
+    const m = new Uint8Array(pc.w * pc.h);
+    for (let y = 0; y < pc.h; y++)
+      for (let x = 0; x < pc.w; x++) {
+        // The pixel of the shown (turned) piece that lands here once it is turned back.
+        const sx = Math.round(c + cos * (x - c) - sin * (y - c));
+        const sy = Math.round(c + sin * (x - c) + cos * (y - c));
+        if (sx >= 0 && sy >= 0 && sx < pc.w && sy < pc.h && pc.d[(sy * pc.w + sx) * 4 + 3] > 128)
+          m[y * pc.w + x] = 1;
+      }
+    return m;
+  }
+  /** Offsets of the bands `from`..`to` px inside and outside a mask's edge (chessboard distance). */
+  function bands(m, w, h, from, to) {
+    const inner = [];
+    const outer = [];
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        const v = m[y * w + x];
+        let d = 99;
+        for (let r = 1; r <= to && d === 99; r++)
+          for (let dy = -r; dy <= r && d === 99; dy++)
+            for (let dx = -r; dx <= r; dx++) {
+              const xx = x + dx;
+              const yy = y + dy;
+              const o = xx >= 0 && yy >= 0 && xx < w && yy < h ? m[yy * w + xx] : 0;
+              if (o !== v) {
+                d = r;
+                break;
+              }
+            }
+        if (d >= from && d <= to) (v ? inner : outer).push([x, y]);
+      }
+    return { inner, outer };
+  }
+
+  /**
+   * A competent hole finder (issue 15: the outline matcher made as strong as an attacker would): the
+   * piece's outline turned back through every angle the piece may have been turned by (±36°, 3° steps),
+   * scored along its row by how much darker the picture is just inside the outline than just outside
+   * (a hole is darker than its rim's surroundings, whatever the clutter's edges do).
+   */
+  function slideHole(input = slideImages(), { maxDeg = 36, stepDeg = 3 } = {}) {
+    const { bg, pc, pieceY } = input;
+    const B = greyPlane(bg);
+    const scores = [];
+    for (let x = 0; x <= bg.w - pc.w; x++) scores.push({ x, score: Number.NEGATIVE_INFINITY });
+    for (let deg = -maxDeg; deg <= maxDeg; deg += stepDeg) {
+      const { inner, outer } = bands(turnedMask(pc, (deg * Math.PI) / 180), pc.w, pc.h, 1, 3);
+      for (let x = 0; x <= bg.w - pc.w; x++) {
+        let si = 0;
+        let so = 0;
+        let no = 0;
+        for (const [ix, iy] of inner) si += B[(pieceY + iy) * bg.w + x + ix];
+        for (const [ox, oy] of outer) {
+          const yy = pieceY + oy;
+          if (yy < 0 || yy >= bg.h) continue;
+          so += B[yy * bg.w + x + ox];
+          no++;
+        }
+        const s = so / (no || 1) - si / inner.length;
+        if (s > scores[x].score) scores[x].score = s;
+      }
+    }
+    return candidates(scores);
+  }
+
+  /**
    * Where a binary template (offsets from its centre) sits best in an RGB image: a uniform fill inside
    * that differs from a ring just outside it. Tries rotations and scales; returns the best placements.
    */
@@ -280,5 +354,11 @@
     return tiles.filter((t) => scores[t.i] >= threshold).map((t) => t.i);
   }
 
-  window.__adversary = { slideContent, slideOutline, click, select };
+  window.__adversary = {
+    slideContent,
+    slideOutline,
+    slideHole,
+    click,
+    select,
+  };
 })();
