@@ -45,6 +45,10 @@ export function createApp(deps: Deps): Koa {
   standbyKeyRoutes(router, deps);
   widgetRoutes(router, deps);
 
+  // First: every middleware that decides by path (the internal-endpoints guard, the authentication
+  // throttle, the usage observer) must see the path the router will route, or `//metrics` and
+  // `//admin/...` walk past them to the routes themselves.
+  app.use(tolerantPaths());
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
   app.use(internalEndpoints(deps.config.internal));
@@ -75,7 +79,6 @@ export function createApp(deps: Deps): Koa {
       },
     }),
   );
-  app.use(tolerantPaths());
   app.use(usageObserver(deps.usage));
   app.use(router.routes());
   app.use(router.allowedMethods());
@@ -84,14 +87,27 @@ export function createApp(deps: Deps): Koa {
 }
 
 function routeMetrics(deps: Deps): Koa.Middleware {
+  type Child = ReturnType<typeof deps.metrics.httpDuration.labels>;
+  // The labelled child per (method, route, status), kept: prom-client hashes a labels object on every
+  // observation otherwise (issue 14). Bounded like the label values themselves: routes are patterns, and
+  // a client inventing methods is cleared out rather than grown without end.
+  const children = new Map<string, Child>();
   return async function routeMetrics(ctx, next) {
-    const end = deps.metrics.httpDuration.startTimer();
+    const started = performance.now();
     try {
       await next();
     } finally {
       // The matched route pattern, never the raw path: unknown paths must not create label values.
       const route = (ctx as { routePath?: string }).routePath ?? 'unmatched';
-      end({ method: ctx.method, route, status: String(ctx.status) });
+      const status = String(ctx.status);
+      const key = `${ctx.method} ${status} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        if (children.size >= 1000) children.clear();
+        child = deps.metrics.httpDuration.labels({ method: ctx.method, route, status });
+        children.set(key, child);
+      }
+      child.observe((performance.now() - started) / 1000);
     }
   };
 }

@@ -11,6 +11,10 @@ const PROBES = new Set(['/healthz', '/readyz', '/livez', '/metrics']);
 
 /** Gives every request an id (kept from X-Request-Id when sane), echoes it, and logs one line per request. */
 export function requestContext(logger: Logger): Middleware {
+  // The request line holds only fields built here (an id, the method, the path without its query, the
+  // status, a duration, an error code), never a header or a body, so the logger's redaction has nothing
+  // to find in it; skipping it was ~2% of a validation's CPU (issue 14). Every other line keeps it.
+  const lines = logger.child({}, { redact: [] });
   return async function requestContext(ctx, next) {
     const incoming = ctx.get('X-Request-Id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -21,20 +25,23 @@ export function requestContext(logger: Logger): Middleware {
       await next();
     } finally {
       // Headers are deliberately not logged: X-App-Secret and Authorization must never reach the logs.
-      const level = PROBES.has(ctx.path) && ctx.status < 500 ? 'debug' : 'info';
-      logger[level](
-        {
+      const path = ctx.path;
+      const status = ctx.status;
+      const level = status < 500 && PROBES.has(path) ? 'debug' : 'info';
+      if (lines.isLevelEnabled(level)) {
+        const body = ctx.body as { error?: unknown } | null | undefined;
+        const line: Record<string, unknown> = {
           reqId: requestId,
           method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
+          path,
+          status,
           ms: Math.round((performance.now() - started) * 100) / 100,
-          ...(typeof ctx.body === 'object' && ctx.body && 'error' in ctx.body
-            ? { error: ctx.body.error }
-            : {}),
-        },
-        'request',
-      );
+        };
+        // Only the envelope's error code: a string, so nothing a redaction path could name rides along.
+        if (typeof body === 'object' && body !== null && typeof body.error === 'string')
+          line.error = body.error;
+        lines[level](line, 'request');
+      }
     }
   };
 }
