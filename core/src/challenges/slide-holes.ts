@@ -1,14 +1,67 @@
 /**
- * Where the slide's two holes go and what the decoy looks like (issue 15 item 2). Kept apart from the
- * drawing because these are the properties a solver exploits first: a decoy of another outline (a
- * different count of tabs, another area), a decoy off the piece's row, or a placement whose statistics
- * tell which of the two holes is the real one.
+ * The slide's outlines, where its two holes go and what the decoy looks like (issue 15 item 2). Kept
+ * apart from the drawing because these are the properties a solver exploits first: a decoy of another
+ * outline (a different count of tabs, another area), a decoy off the piece's row, or a placement whose
+ * statistics tell which of the two holes is the real one.
  */
+import { Path2D } from '@napi-rs/canvas';
 import { pick, type Random } from './random.ts';
+
+/** Body of the puzzle piece (a square), the tab radius, and the padding that holds a tab. */
+export const BODY = 40;
+const TAB_R = 7;
+const TAB_OFFSET = 4;
+export const PAD = 12;
 
 /** Each side of the piece: a tab out, a blank in, or flat. Order: top, right, bottom, left (clockwise). */
 export type Side = 'out' | 'in' | 'flat';
 export type PieceSides = readonly [Side, Side, Side, Side];
+
+/**
+ * The puzzle-piece outline with its top-left padding corner at the origin, as a Path2D: built once per
+ * piece and reused for every fill, clip and stroke (translated), instead of being traced anew through
+ * dozens of canvas calls each time.
+ */
+export function piecePath(sides: PieceSides): Path2D {
+  const path = new Path2D();
+  const half = Math.sqrt(TAB_R ** 2 - TAB_OFFSET ** 2); // half the tab's opening on the edge
+  const corners = [
+    [0, 0],
+    [BODY, 0],
+    [BODY, BODY],
+    [0, BODY],
+  ] as const;
+  path.moveTo(PAD, PAD);
+  // Each side in its own frame (edge along +x, outside towards -y, turned by a quarter per side),
+  // walking clockwise; `at` maps a point of that frame to the canvas.
+  sides.forEach((side, i) => {
+    const [cx, cy] = corners[i] as readonly [number, number];
+    const turn = (i * Math.PI) / 2;
+    const cos = Math.round(Math.cos(turn));
+    const sin = Math.round(Math.sin(turn));
+    const at = (u: number, v: number): [number, number] => [
+      PAD + cx + u * cos - v * sin,
+      PAD + cy + u * sin + v * cos,
+    ];
+    if (side !== 'flat') {
+      const out = side === 'out';
+      const centreY = out ? -TAB_OFFSET : TAB_OFFSET;
+      path.lineTo(...at(BODY / 2 - half, 0));
+      const [ax, ay] = at(BODY / 2, centreY);
+      path.arc(
+        ax,
+        ay,
+        TAB_R,
+        Math.atan2(-centreY, -half) + turn,
+        Math.atan2(-centreY, half) + turn,
+        !out, // a tab bulges outward going clockwise, a blank inward going anticlockwise
+      );
+    }
+    path.lineTo(...at(BODY, 0));
+  });
+  path.closePath();
+  return path;
+}
 
 /**
  * The eight turns and mirror images of a piece's outline, as side lists. Tabs sit in the middle of

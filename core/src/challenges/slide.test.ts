@@ -125,6 +125,25 @@ describe('generateSlide', () => {
     }
   });
 
+  it("draws exactly two holes, both on the piece's row and a piece apart: the real one and a decoy", async () => {
+    for (const { view, answer } of challenges) {
+      const bg = await decode(view.background);
+      // Every x along the row whose body edges are shaded inside, grouped into runs.
+      const runs: number[][] = [];
+      for (let x = 0; x <= TRACK_MAX; x++) {
+        if (edgeShade(bg, x, view.pieceY) >= 0.6) continue;
+        const last = runs.at(-1);
+        if (last && x - (last.at(-1) as number) <= 2) last.push(x);
+        else runs.push([x]);
+      }
+      const centres = runs.map((r) => r[Math.floor(r.length / 2)] as number);
+      expect(centres).toHaveLength(2);
+      const [real, decoy] = [...centres].sort((a, b) => Math.abs(a - answer.x) - Math.abs(b - answer.x));
+      expect(Math.abs((real as number) - answer.x)).toBeLessThanOrEqual(2);
+      expect(Math.abs((decoy as number) - answer.x)).toBeGreaterThanOrEqual(PIECE_SIZE + 8 - 2);
+    }
+  });
+
   it("resists the issue's template match: the gap does not hold the piece's pixels, so correlating them along the row rarely lands on it", async () => {
     let found = 0;
     for (const { view, answer } of challenges) {

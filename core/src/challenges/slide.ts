@@ -1,4 +1,4 @@
-import { type Canvas, Path2D, type SKRSContext2D } from '@napi-rs/canvas';
+import type { Canvas, Path2D, SKRSContext2D } from '@napi-rs/canvas';
 import { z } from 'zod';
 import {
   addNoise,
@@ -9,7 +9,7 @@ import {
 } from './backgrounds.ts';
 import { encodeCanvas, reusableCanvas } from './image.ts';
 import { chance, int, type Random, range } from './random.ts';
-import { decoyOutline, HolePlacement, type PieceSides } from './slide-holes.ts';
+import { BODY, decoyOutline, HolePlacement, PAD, type PieceSides, piecePath } from './slide-holes.ts';
 import {
   checkTrajectory,
   KEYBOARD_LARGE_STEP_PX,
@@ -22,11 +22,6 @@ import { ACCEPT, type EncodedImage, type ImageFormat, type Prompt, reject, type 
 /** Background size in px. */
 export const SLIDE_WIDTH = 300;
 export const SLIDE_HEIGHT = 150;
-/** Body of the puzzle piece (a square), the tab radius, and the padding that holds a tab. */
-const BODY = 40;
-const TAB_R = 7;
-const TAB_OFFSET = 4;
-const PAD = 12;
 /** The piece image is square: body plus padding on each side. */
 export const PIECE_SIZE = BODY + 2 * PAD;
 /** The piece slides from x = 0 to here (its left edge, in background px). */
@@ -67,52 +62,6 @@ export interface SlideOptions {
   /** `simple` for the standby service: fewer decorations and no decoy gap. Default `full`. */
   detail?: Detail;
   format?: ImageFormat;
-}
-
-/**
- * The puzzle-piece outline with its top-left padding corner at the origin, as a Path2D: built once per
- * piece and reused for every fill, clip and stroke (translated), instead of being traced anew through
- * dozens of canvas calls each time.
- */
-function piecePath(sides: PieceSides): Path2D {
-  const path = new Path2D();
-  const half = Math.sqrt(TAB_R ** 2 - TAB_OFFSET ** 2); // half the tab's opening on the edge
-  const corners = [
-    [0, 0],
-    [BODY, 0],
-    [BODY, BODY],
-    [0, BODY],
-  ] as const;
-  path.moveTo(PAD, PAD);
-  // Each side in its own frame (edge along +x, outside towards -y, turned by a quarter per side),
-  // walking clockwise; `at` maps a point of that frame to the canvas.
-  sides.forEach((side, i) => {
-    const [cx, cy] = corners[i] as readonly [number, number];
-    const turn = (i * Math.PI) / 2;
-    const cos = Math.round(Math.cos(turn));
-    const sin = Math.round(Math.sin(turn));
-    const at = (u: number, v: number): [number, number] => [
-      PAD + cx + u * cos - v * sin,
-      PAD + cy + u * sin + v * cos,
-    ];
-    if (side !== 'flat') {
-      const out = side === 'out';
-      const centreY = out ? -TAB_OFFSET : TAB_OFFSET;
-      path.lineTo(...at(BODY / 2 - half, 0));
-      const [ax, ay] = at(BODY / 2, centreY);
-      path.arc(
-        ax,
-        ay,
-        TAB_R,
-        Math.atan2(-centreY, -half) + turn,
-        Math.atan2(-centreY, half) + turn,
-        !out, // a tab bulges outward going clockwise, a blank inward going anticlockwise
-      );
-    }
-    path.lineTo(...at(BODY, 0));
-  });
-  path.closePath();
-  return path;
 }
 
 function randomSides(rng: Random): PieceSides {
