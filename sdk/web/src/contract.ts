@@ -28,16 +28,14 @@ export interface ImageChallenge {
   view: any;
   /** The main API offers POST /v1/challenge/alternative for it (docs/accessibility.md). */
   alternative?: true;
-  /** Slide: the puzzle whose solution a keyboard answer carries as `pow`. */
+  /** The puzzle whose solution an answer made with the keyboard carries as `pow`. */
   keyboard_pow?: unknown;
 }
 
 /** What a submission came to, as the challenge UI needs to know it. */
 export type SubmitOutcome =
   | { type: 'ok' }
-  /** A wrong answer with attempts left: let the user try again on the same challenge. */
-  | { type: 'retry'; message: string }
-  /** The challenge is spent: the loader brings a new one (`ChallengeView.replace`). */
+  /** The challenge is spent (a wrong answer too): the loader brings a new one (`ChallengeView.replace`). */
   | { type: 'restart'; message: string };
 
 /** What the loader gives the UI for one challenge session. */

@@ -182,9 +182,7 @@ async function play(
           return { type: 'ok' };
         } catch (error) {
           const e = error as GatehouseError;
-          // "… 1 attempt left" retries the same challenge; "no attempts left" (or a 0) needs a new one.
-          if (e.code === 'invalid_answer' && !/(no|\b0) attempts left/i.test(e.message))
-            return { type: 'retry', message: e.message };
+          // A wrong answer included: every picture takes one answer, so the next try is a new challenge.
           if (RESTART_ERRORS.includes(e.code) || rerouted(e)) {
             carry.message = e.message;
             resolve(null);

@@ -1,5 +1,5 @@
 import type { ViewImage } from '../contract.ts';
-import { button, h, type Kind, type KindContext, pct, picture, round1 } from './kit.ts';
+import { button, h, type Kind, type KindContext, pct, picks, picture, round1 } from './kit.ts';
 
 /** The click view of core/src/challenges/click.ts (the fields the widget uses). */
 interface ClickView {
@@ -43,9 +43,9 @@ export function click(ctx: KindContext, view: ClickView): Kind {
   const undo = button(ctx.tr('undo'), 'btn ghost');
   const verify = button(ctx.tr('verify'));
 
-  let shownAt = performance.now();
-  let clicks: Array<{ x: number; y: number; t: number }> = [];
-  let marks: HTMLElement[] = [];
+  const shownAt = performance.now();
+  const clicks: Array<{ x: number; y: number; t: number }> = [];
+  const marks: HTMLElement[] = [];
   let busy = false;
   /** A click made with Enter or Space: the answer then carries the keyboard proof-of-work (docs/accessibility.md). */
   let keyed = false;
@@ -109,22 +109,9 @@ export function click(ctx: KindContext, view: ClickView): Kind {
   verify.onclick = () => {
     busy = true;
     refresh();
-    ctx.submit(keyed ? { input: 'keyboard', picks: clicks } : clicks);
+    ctx.submit(picks(clicks, keyed));
   };
   refresh();
 
-  return {
-    el,
-    actions: [undo, verify],
-    focusTarget: stage,
-    reset() {
-      busy = false;
-      clicks = [];
-      keyed = false;
-      for (const m of marks) m.remove();
-      marks = [];
-      shownAt = performance.now();
-      refresh();
-    },
-  };
+  return { el, actions: [undo, verify], focusTarget: stage };
 }

@@ -51,13 +51,6 @@ const icon = (d: string) => {
   return s;
 };
 
-/** Server messages are English; other languages get the translated text with the attempts left. */
-function wrongText(tr: KindContext['tr'], lang: string, message: string): string {
-  if (lang === 'en') return message;
-  const left = /(\d+) attempts? left/.exec(message);
-  return tr('wrong') + (left ? ` ${tr('attemptsLeft', { count: Number(left[1]) })}` : '');
-}
-
 function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   const tr = challengeTranslator(host.lang);
   const popup = host.presentation === 'popup';
@@ -128,7 +121,7 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
 
   let kind: Kind;
   let image = first;
-  /** The keyboard proof-of-work of the shown slide, started at the first key press inside the challenge. */
+  /** The keyboard proof-of-work of the shown challenge, started at the first key press inside it. */
   let keyboardProof: Promise<unknown> | undefined;
   const proveKeyboard = () => {
     if (image.keyboard_pow !== undefined && !keyboardProof) {
@@ -146,13 +139,10 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     say(host.t('checking'));
     host.submit(answer).then(
       (outcome: SubmitOutcome) => {
+        // A wrong answer spends the picture (one answer each): the loader brings a new one.
         if (outcome.type === 'ok') return;
         setBusy(false);
-        if (outcome.type === 'retry') {
-          say(wrongText(tr, host.lang, outcome.message), true);
-          kind.reset();
-          kind.focusTarget.focus();
-        } else say(host.t('loading'));
+        say(host.t('loading'));
       },
       () => {
         setBusy(false);

@@ -17,9 +17,19 @@ export interface Kind {
   actions: HTMLElement[];
   /** Where focus goes when the challenge appears. */
   focusTarget: HTMLElement;
-  /** After a wrong answer: back to the starting position, ready for another try. */
-  reset(): void;
+  /**
+   * Unused: a wrong answer gets a new challenge (one answer per picture). Optional only until the slide
+   * module, which still defines it, drops it.
+   */
+  reset?(): void;
 }
+
+/**
+ * A click or select answer: the list itself, or made with the keyboard `{input: "keyboard", picks}`, to
+ * which the shell adds the keyboard proof-of-work (docs/accessibility.md).
+ */
+export const picks = <T>(list: T[], keyed: boolean): unknown =>
+  keyed ? { input: 'keyboard', picks: list } : list;
 
 /** Creates an element with a class and attributes. */
 export function h<K extends keyof HTMLElementTagNameMap>(

@@ -1,5 +1,5 @@
 import type { ViewImage } from '../contract.ts';
-import { button, h, type Kind, type KindContext, pct, picture } from './kit.ts';
+import { button, h, type Kind, type KindContext, pct, picks, picture } from './kit.ts';
 
 /** The select view of core/src/challenges/select.ts (the fields the widget uses). */
 interface SelectView {
@@ -19,7 +19,8 @@ interface SelectView {
 /**
  * Select: toggle every tile matching the prompt, then Verify. Each tile is a toggle button over its
  * rectangle of the grid image, labelled by its position. Keyboard: one tile is in the Tab order (roving
- * tabindex), arrows and Home/End move between tiles, Space or Enter toggles.
+ * tabindex), arrows and Home/End move between tiles, Space or Enter toggles. A tile toggled with Space or
+ * Enter makes the answer a keyboard answer, which carries the keyboard proof-of-work (docs/accessibility.md).
  */
 export function select(ctx: KindContext, view: SelectView): Kind {
   const W = view.image.width;
@@ -41,6 +42,7 @@ export function select(ctx: KindContext, view: SelectView): Kind {
   const verify = button(ctx.tr('verify'));
   const chosen = new Set<number>();
   let busy = false;
+  let keyed = false;
 
   const tiles = view.tiles.map((tile, i) => {
     const b = h('button', 'tile', {
@@ -77,6 +79,8 @@ export function select(ctx: KindContext, view: SelectView): Kind {
   grid.addEventListener('keydown', (e) => {
     const at = tiles.indexOf(e.target as HTMLButtonElement);
     if (at < 0) return;
+    // The button's own click follows and toggles the tile (Enter now, Space on release).
+    if (e.key === 'Enter' || e.key === ' ') keyed = true;
     const last = tiles.length - 1;
     const next: Record<string, number> = {
       ArrowRight: Math.min(last, at + 1),
@@ -97,18 +101,14 @@ export function select(ctx: KindContext, view: SelectView): Kind {
   verify.onclick = () => {
     busy = true;
     refresh();
-    ctx.submit([...chosen].sort((a, b) => a - b));
+    ctx.submit(
+      picks(
+        [...chosen].sort((a, b) => a - b),
+        keyed,
+      ),
+    );
   };
   refresh();
 
-  return {
-    el,
-    actions: [verify],
-    focusTarget: tiles[0] ?? grid,
-    reset() {
-      // The selection stays, so the user can correct it rather than start again.
-      busy = false;
-      refresh();
-    },
-  };
+  return { el, actions: [verify], focusTarget: tiles[0] ?? grid };
 }
