@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -96,14 +96,18 @@ export async function buildServer(outdir = DIST, extraEntries: Record<string, st
   mkdirSync(outdir, { recursive: true });
   const entries = { ...ENTRIES, ...extraEntries };
   const entryFiles = new Map(Object.entries(entries).map(([name, file]) => [file, `${name}.js`]));
-  await build({
+  const result = await build({
     entryPoints: entries,
     outdir,
     bundle: true,
     platform: 'node',
     format: 'esm',
     target: 'node24',
+    // Non-ASCII in strings, templates and regular expressions comes out as escapes (esbuild's default,
+    // stated because asciiOnly below relies on it).
+    charset: 'ascii',
     sourcemap: 'linked',
+    write: false,
     logLevel: 'warning',
     banner: {
       js: [
@@ -117,7 +121,22 @@ export async function buildServer(outdir = DIST, extraEntries: Record<string, st
     },
     plugins: [externals, sourceLocations(outdir, entryFiles)],
   });
+  for (const file of result.outputFiles) {
+    writeFileSync(file.path, file.path.endsWith('.js') ? asciiOnly(file.text) : file.contents);
+  }
   return join(outdir, 'server.js');
+}
+
+/**
+ * The bundle with every character left outside ASCII replaced by `?`. V8 keeps a module's source in
+ * memory for as long as the process lives (functions compile lazily from it), one byte per character
+ * when the file is ASCII and two bytes when it is not: a single dash in a comment of a bundled package
+ * made the 4.7 MB server bundle a 9.4 MB string (issue 14: ~4.5 MiB less resident per process). With
+ * `charset: 'ascii'`, what is left outside ASCII is comment text, so nothing that runs changes, and one
+ * `?` per UTF-16 unit keeps the columns the source map points at.
+ */
+export function asciiOnly(code: string): string {
+  return code.replace(/[\u0080-\uffff]/g, '?');
 }
 
 if (import.meta.main) {

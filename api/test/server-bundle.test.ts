@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
@@ -89,6 +89,14 @@ describe.runIf(run)('the bundled API (npm run build -w @gatehouse/api)', () => {
     expect(verdict.body.data).toMatchObject({ valid: true, action: 'login' });
     const replay = await postJson(`${api.url}/v1/validate`, { pass_token: token }, app.auth);
     expect(replay.body).toMatchObject({ code: -1, error: 'token_already_used' });
+  });
+
+  it('is ASCII only, so V8 holds each module source at one byte per character', () => {
+    for (const file of ['server.js', 'image-worker.js']) {
+      const code = readFileSync(join(outdir, file), 'utf8');
+      const found = code.match(/[\u0080-\uffff]/g) ?? [];
+      expect(found, `${file}: ${[...new Set(found)].join(' ')}`).toEqual([]);
+    }
   });
 
   it('serves its OpenAPI document (built on the first request)', async () => {
