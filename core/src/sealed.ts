@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, type KeyObject, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, type KeyObject } from 'node:crypto';
+import { pooledRandomBytes } from './crypto.ts';
 
 /**
  * Authenticated encryption (AES-256-GCM) of small JSON values, for state handed to a client and read back
@@ -11,7 +12,7 @@ export const MAX_SEALED_LENGTH = 4096;
 
 /** Encrypts and authenticates `value`; `context` (e.g. the app id) must be given again to open it. */
 export function sealJson(key: Buffer | KeyObject, value: unknown, context = ''): string {
-  const nonce = randomBytes(NONCE);
+  const nonce = pooledRandomBytes(NONCE);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(context));
   const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
