@@ -54,7 +54,9 @@ export function click(ctx: KindContext, view: ClickView): Kind {
 
   const refresh = () => {
     undo.disabled = clicks.length === 0 || busy;
-    verify.disabled = busy || clicks.length === 0 || (wanted > 0 && clicks.length !== wanted);
+    verify.disabled = clicks.length === 0 || (wanted > 0 && clicks.length !== wanted);
+    // Not `disabled` while the answer is checked: a disabled button drops its focus to <body>.
+    verify.setAttribute('aria-disabled', String(busy));
     cross.style.left = pct(cx, W);
     cross.style.top = pct(cy, H);
   };
@@ -107,6 +109,7 @@ export function click(ctx: KindContext, view: ClickView): Kind {
   });
   undo.onclick = removeLast;
   verify.onclick = () => {
+    if (busy) return;
     busy = true;
     refresh();
     ctx.submit(picks(clicks, keyed));

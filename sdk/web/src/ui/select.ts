@@ -96,9 +96,12 @@ export function select(ctx: KindContext, view: SelectView): Kind {
   });
 
   const refresh = () => {
-    verify.disabled = busy || chosen.size === 0;
+    verify.disabled = chosen.size === 0;
+    // Not `disabled` while the answer is checked: a disabled button drops its focus to <body>.
+    verify.setAttribute('aria-disabled', String(busy));
   };
   verify.onclick = () => {
+    if (busy) return;
     busy = true;
     refresh();
     ctx.submit(

@@ -32,7 +32,7 @@ dialog::backdrop{background:rgb(0 0 0/.5)}
 .btn{min-height:36px;padding:6px 14px;border:1px solid var(--ac);border-radius:6px;background:var(--ac);color:var(--on);font:inherit;font-weight:600;cursor:pointer}
 .btn.ghost{background:none;color:var(--fg);border-color:var(--bd)}
 .btn.icon{display:inline-grid;place-items:center;min-width:36px;padding:0}
-.btn:disabled{opacity:.45;cursor:not-allowed}
+.btn:disabled,.btn[aria-disabled=true]{opacity:.45;cursor:not-allowed}
 .panel[aria-busy=true] .body{opacity:.6;pointer-events:none}
 .bar{display:none;position:absolute;left:0;bottom:0;height:3px;width:calc(var(--p,0)*100%);background:var(--ac);border-radius:0 0 0 var(--r);transition:width .2s}
 .panel[aria-busy=true] .bar{display:block}
