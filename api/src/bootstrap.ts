@@ -10,7 +10,7 @@ import {
   RedisConsumptionStore,
 } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust, type OfflineTrust, RedisOfflineTrust } from '@gatehouse/core/offline-trust';
-import { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
 import { AuthThrottle } from './auth-throttle.ts';
@@ -24,7 +24,7 @@ import type { Deps } from './deps.ts';
 import { createMetrics } from './metrics.ts';
 import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
 import { RedisAnswerHistory } from './risk/answer-history.ts';
-import { AttestationVerifier } from './risk/attestation.ts';
+import type { AttestationVerifier } from './risk/attestation.ts';
 import { RiskEngine } from './risk/engine.ts';
 import { datacenterRanges } from './risk/ranges.ts';
 import { Reputation } from './risk/reputation.ts';
@@ -75,10 +75,10 @@ export async function bootstrap(
   const regionRefresh = config.dbRegion ? await regionalWrites(database, config.dbRegion, log) : undefined;
   const usage = new UsageRollup(database.db, log);
   const keys = await loadTokenKeys(database.db, config.tokenKey);
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
+  const redis = config.redisUrl ? await redisClient(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
   const issuanceLimiter = new IssuanceLimiter(redis);
   const standbyRedis = config.standby.storeUrl
-    ? new Redis(config.standby.storeUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
+    ? await redisClient(config.standby.storeUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;
   const offlineStore =
     options.offlineStore ??
@@ -114,10 +114,7 @@ export async function bootstrap(
       datacenterRanges(config.datacenterRanges),
       redis ? new RedisAnswerHistory(redis) : undefined,
     ),
-    attestation:
-      config.privacyPass.issuers.length > 0
-        ? await AttestationVerifier.create(config.privacyPass.issuers, config.privacyPass.origins)
-        : undefined,
+    attestation: await attestationVerifier(config),
     metrics,
     logger: log,
     adminToken,
@@ -130,6 +127,23 @@ export async function bootstrap(
       await database.close();
     },
   };
+}
+
+/**
+ * Libraries only some deployments use are loaded when configured, not at start-up: ioredis (REDIS_URL,
+ * STANDBY_STORE_URL) and the Privacy Pass verifier (PRIVACY_PASS_ISSUERS). Loading a module costs resident
+ * memory in every process, used or not (issue 14, ≤ 150 MiB per API process).
+ */
+async function redisClient(url: string, options: RedisOptions): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  return new Redis(url, options);
+}
+
+async function attestationVerifier(config: Config): Promise<AttestationVerifier | undefined> {
+  const { issuers, origins } = config.privacyPass;
+  if (issuers.length === 0) return undefined;
+  const { AttestationVerifier } = await import('./risk/attestation.ts');
+  return AttestationVerifier.create(issuers, origins);
 }
 
 /**

@@ -4,7 +4,15 @@ import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
 import { type AuthThrottleLimits, loadAuthThrottleLimits } from './auth-throttle.ts';
 import { type InternalEndpointsConfig, loadInternalEndpoints } from './internal-endpoints.ts';
-import { issuerConfig } from './risk/attestation.ts';
+
+/**
+ * PRIVACY_PASS_ISSUERS entries. Declared here rather than beside the verifier (risk/attestation.ts), which
+ * bootstrap loads only when issuers are configured: its Privacy Pass libraries cost resident memory.
+ */
+const issuerConfig = z.array(
+  z.object({ name: z.string().min(1).max(255), public_key: z.string().min(1).describe('SPKI DER, base64') }),
+);
+export type PrivacyPassIssuer = z.infer<typeof issuerConfig>[number];
 
 /** The environment, parsed once and typed. `.env.example` lists every key. */
 const schema = z.object({

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { publicVerif, TOKEN_TYPES, Token, TokenChallenge } from '@cloudflare/privacypass-ts';
 import { constantTimeEqual } from '@gatehouse/core/crypto';
-import { z } from 'zod';
+import type { PrivacyPassIssuer } from '../config.ts';
 
 /**
  * Privacy Pass attestation (RFC 9577/9578, publicly verifiable tokens, type 0x0002 Blind RSA): a token
@@ -9,10 +9,6 @@ import { z } from 'zod';
  * challenge elsewhere) without telling us who it is. Verified with Cloudflare's maintained library; each
  * token is accepted once per process (its nonce is remembered for an hour).
  */
-export const issuerConfig = z.array(
-  z.object({ name: z.string().min(1).max(255), public_key: z.string().min(1).describe('SPKI DER, base64') }),
-);
-
 interface TrustedIssuer {
   name: string;
   key: CryptoKey;
@@ -31,10 +27,7 @@ export class AttestationVerifier {
   }
 
   /** Imports the configured issuer keys; throws at start-up naming the bad entry. */
-  static async create(
-    config: z.infer<typeof issuerConfig>,
-    originInfo: string[],
-  ): Promise<AttestationVerifier> {
+  static async create(config: PrivacyPassIssuer[], originInfo: string[]): Promise<AttestationVerifier> {
     const issuers = await Promise.all(
       config.map(async (entry) => {
         const spki = Buffer.from(entry.public_key, 'base64');
