@@ -50,11 +50,13 @@ export function createApp(deps: Deps): Koa {
   // `//admin/...` walk past them to the routes themselves.
   app.use(tolerantPaths());
   app.use(requestContext(deps.logger));
+  // Above the error envelope, so a request that ended in a thrown error is counted under the status it
+  // was answered with (below it, every one was counted as 404, the status before the envelope set it).
+  app.use(routeMetrics(deps));
   app.use(errorEnvelope(deps.logger));
   app.use(internalEndpoints(deps.config.internal));
   app.use(databaseErrors(databaseHealth));
   app.use(authThrottling(deps.authThrottle));
-  app.use(routeMetrics(deps));
   app.use(async function notFound(ctx, next) {
     await next();
     if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
@@ -101,8 +103,10 @@ function routeMetrics(deps: Deps): Koa.Middleware {
     try {
       await next();
     } finally {
-      // The matched route pattern, never the raw path: unknown paths must not create label values.
-      const route = (ctx as { routePath?: string }).routePath ?? 'unmatched';
+      // The matched route pattern (@koa/router's `_matchedRoute`), never the raw path: unknown paths must
+      // not create label values. (`routePath`, read before, is set by no router: every request was unmatched.)
+      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      const route = typeof matched === 'string' ? matched : 'unmatched';
       const status = String(ctx.status);
       const key = `${ctx.method} ${status} ${route}`;
       let child = children.get(key);

@@ -46,3 +46,20 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Counts into `counter` by (kind, outcome), keeping each labelled child after its first use: prom-client
+ * hashes a labels object on every `inc` otherwise (issue 14). For label values from a small fixed set.
+ */
+export function labelledCounter(counter: Metrics['validations']): (kind: string, outcome: string) => void {
+  const children = new Map<string, ReturnType<typeof counter.labels>>();
+  return (kind, outcome) => {
+    const key = `${kind} ${outcome}`;
+    let child = children.get(key);
+    if (!child) {
+      child = counter.labels({ kind, outcome });
+      children.set(key, child);
+    }
+    child.inc();
+  };
+}

@@ -8,6 +8,7 @@ import type Router from '@koa/router';
 import { z } from 'zod';
 import { authenticateApp } from '../apps/authenticate.ts';
 import type { Deps } from '../deps.ts';
+import { labelledCounter } from '../metrics.ts';
 import { validateDegradedToken } from '../tokens/degraded-tokens.ts';
 import { validatePassToken } from '../tokens/pass-tokens.ts';
 import { actionSchema } from '../tokens/server-tokens.ts';
@@ -89,6 +90,7 @@ function actionMismatch(action: string | undefined): GatehouseError {
 
 /** POST /v1/validate: parse, authenticate, check the token, answer. */
 export function validateRoutes(router: Router, deps: Deps): void {
+  const count = labelledCounter(deps.metrics.validations);
   router.post('/v1/validate', authenticateApp(deps.apps), async function validate(ctx) {
     const body = readBody(ctx, validateBody);
     const app = ctx.state.app as App;
@@ -100,11 +102,11 @@ export function validateRoutes(router: Router, deps: Deps): void {
         keepToken: body.keep_token,
         action: body.action,
       });
-      deps.metrics.validations.inc({ kind, outcome: 'valid' in data && data.valid ? 'valid' : 'invalid' });
+      count(kind, 'valid' in data && data.valid ? 'valid' : 'invalid');
       ctx.body = success(withRisk(data));
     } catch (error) {
       if (error instanceof GatehouseError && error.status === 200) {
-        deps.metrics.validations.inc({ kind, outcome: 'invalid' });
+        count(kind, 'invalid');
       }
       throw error;
     }
