@@ -26,6 +26,8 @@ export function jsonBody(limit: number, general: Middleware): Middleware {
     if (
       (ctx.method !== 'POST' && ctx.method !== 'PUT' && ctx.method !== 'PATCH') ||
       (ctx.request as { body?: unknown }).body !== undefined ||
+      // Gone before its body was read: its 'close' has fired and will not again (the general parser answers 499).
+      ctx.req.closed ||
       type === undefined ||
       length === undefined ||
       headers['transfer-encoding'] !== undefined ||
