@@ -4,8 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
 /**
- * `npm run build -w @gatehouse/api`: the main API as one JavaScript file, `api/dist/server.js`, plus the
- * image worker beside it (`api/dist/image-worker.js`). It is what the container runs (api/Dockerfile).
+ * `npm run build -w @gatehouse/api`: the main API as bundled JavaScript, `api/dist/server.js` and the chunks
+ * it loads (some only on demand), plus the image worker beside it (`api/dist/image-worker.js`). It is what
+ * the container runs (api/Dockerfile).
  *
  * Why a bundle: Node runs the TypeScript sources through its type stripper, which costs ~70 MiB of
  * resident memory per process (the stripper's WebAssembly and every module kept as source twice); the
@@ -106,6 +107,11 @@ export async function buildServer(outdir = DIST, extraEntries: Record<string, st
     // Non-ASCII in strings, templates and regular expressions comes out as escapes (esbuild's default,
     // stated because asciiOnly below relies on it).
     charset: 'ascii',
+    // What our code imports dynamically (PGlite and its driver without DATABASE_URL, ioredis, the Privacy
+    // Pass verifier, the OpenAPI document) becomes a chunk of its own, read only when imported: in one file,
+    // an external package such a module imports (PGlite) was loaded at start-up, and the source of every
+    // module is held in memory once the file is (issue 14). Code the entries share is a chunk too.
+    splitting: true,
     sourcemap: 'linked',
     write: false,
     logLevel: 'warning',
