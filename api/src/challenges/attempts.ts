@@ -1,6 +1,8 @@
-import { type Database, regional } from '@gatehouse/core/db';
-import { challengeAttempts } from '@gatehouse/core/db/schema';
+import { type Database, regional, regionalColumn } from '@gatehouse/core/db';
+import { challengeAttempts, passTokens } from '@gatehouse/core/db/schema';
 import { and, eq, isNull, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type { PassTokenDraft } from '../tokens/pass-tokens.ts';
 
 export type AttemptSlot = { ok: true; attempt: number } | { ok: false; why: 'solved' | 'exhausted' };
 
@@ -22,11 +24,105 @@ export async function takeAttempt(
     max: maxAttempts,
   });
   if (row) return { ok: true, attempt: row.attempts };
+  return refused(db, challenge.id);
+}
+
+/** Why a slot was refused: one indexed read, paid only by a submission that gets nothing. */
+async function refused(db: Database, id: string): Promise<AttemptSlot> {
   const [state] = await db
     .select({ solvedAt: challengeAttempts.solvedAt })
     .from(challengeAttempts)
-    .where(eq(challengeAttempts.id, challenge.id));
+    .where(eq(challengeAttempts.id, id));
   return { ok: false, why: state?.solvedAt ? 'solved' : 'exhausted' };
+}
+
+/**
+ * takeAttempt for a submission whose checks without a hash all passed, in the same one statement: the slot
+ * is taken, the challenge marked solved and the pass token's row written, so a right submit costs one round
+ * trip instead of three (issue 14: at low rates each statement's write and wake-up cost the API more than
+ * the rest of the request). The spot-checked hash runs after it, so a challenge still makes the server hash
+ * at most once per slot; when that hash fails, `unsolve` takes it all back and burns the challenge. Until
+ * then the token's row is unreachable: its id is random and the sealed token is sent only after the hash.
+ */
+export async function takeAndSolve(
+  db: Database,
+  challenge: { id: string; app: string; exp: number },
+  maxAttempts: number,
+  token: PassTokenDraft,
+): Promise<AttemptSlot> {
+  const { row } = token;
+  const result: unknown = await takeAndSolveStatement(db).execute({
+    id: challenge.id,
+    app: challenge.app,
+    expires: new Date(challenge.exp * 1000).toISOString(),
+    max: maxAttempts,
+    token: row.id,
+    tokenApp: row.appId,
+    action: row.action,
+    uid: row.uid ?? null,
+    cdata: row.cdata ?? null,
+    args: JSON.stringify(row.captchaArgs),
+    issued: row.issuedAt.toISOString(),
+    tokenExpires: row.expiresAt.toISOString(),
+  });
+  // Raw rows: postgres.js answers them as an array, PGlite as its result's `rows`.
+  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as {
+    attempts: number;
+  }[];
+  const [taken] = rows;
+  if (taken) return { ok: true, attempt: taken.attempts };
+  return refused(db, challenge.id);
+}
+
+/**
+ * The statement behind takeAndSolve, built once per database. The CTE is takeAttempt's conditional upsert
+ * that also sets `solved_at`; the pass token's row is inserted from its RETURNING, so it exists exactly when
+ * the slot was taken. Hand-written SQL: drizzle 0.45 cannot build an INSERT … SELECT from a data-modifying
+ * CTE; it is prepared through drizzle's session like its own builders' `prepare()`.
+ */
+function prepareTakeAndSolve(db: Database) {
+  const p = (name: string) => sql.placeholder(name);
+  const attemptsRegion = regionalColumn(db, 'challenge_attempts');
+  const tokensRegion = regionalColumn(db, 'pass_tokens');
+  const query = sql`with slot as (
+      insert into ${challengeAttempts} (id, app_id, attempts, expires_at, solved_at${attemptsRegion.column})
+      values (${p('id')}::text, ${p('app')}::text, 1, ${p('expires')}::timestamptz, now()${attemptsRegion.value})
+      on conflict (id) do update set attempts = ${challengeAttempts}.attempts + 1, solved_at = now()
+      where ${challengeAttempts}.solved_at is null and ${challengeAttempts}.attempts < ${p('max')}::integer
+      returning attempts
+    )
+    insert into ${passTokens} (id, app_id, challenge_id, action, uid, cdata, captcha_args, issued_at, expires_at${tokensRegion.column})
+    select ${p('token')}::text, ${p('tokenApp')}::text, ${p('id')}::text, ${p('action')}::text, ${p('uid')}::text,
+      ${p('cdata')}::text, ${p('args')}::jsonb, ${p('issued')}::timestamptz, ${p('tokenExpires')}::timestamptz${tokensRegion.value}
+    from slot
+    returning (select attempts from slot) as attempts`;
+  return db._.session.prepareQuery(
+    new PgDialect().sqlToQuery(query),
+    undefined,
+    'gatehouse_take_and_solve',
+    false,
+  );
+}
+
+const takeAndSolveStatements = new WeakMap<Database, ReturnType<typeof prepareTakeAndSolve>>();
+
+function takeAndSolveStatement(db: Database) {
+  let statement = takeAndSolveStatements.get(db);
+  if (!statement) {
+    statement = prepareTakeAndSolve(db);
+    takeAndSolveStatements.set(db, statement);
+  }
+  return statement;
+}
+
+/**
+ * Takes back takeAndSolve after its spot check failed, in one statement: the pass token's row goes, and the
+ * challenge is unsolved with every attempt spent (burned: a retry would be a cheater's free second draw).
+ */
+export async function unsolve(db: Database, id: string, tokenId: string, maxAttempts: number): Promise<void> {
+  await db.execute(sql`with dropped as (delete from ${passTokens} where id = ${tokenId})
+    update ${challengeAttempts} set solved_at = null, attempts = greatest(attempts, ${maxAttempts}::integer)
+    where id = ${id}`);
 }
 
 /**
@@ -63,16 +159,6 @@ function takeStatement(db: Database) {
     takeStatements.set(db, statement);
   }
   return statement;
-}
-
-/** Marks a challenge solved; false when a concurrent submission solved it first (one pass token per challenge). */
-export async function markSolved(db: Database, id: string): Promise<boolean> {
-  const rows = await db
-    .update(challengeAttempts)
-    .set({ solvedAt: sql`now()` })
-    .where(and(eq(challengeAttempts.id, id), isNull(challengeAttempts.solvedAt)))
-    .returning({ id: challengeAttempts.id });
-  return rows.length === 1;
 }
 
 /**

@@ -3,11 +3,11 @@ import { MAX_SEALED_LENGTH } from '@gatehouse/core/sealed';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
 import { historyKey } from '../risk/answer-history.ts';
-import { mintPassToken } from '../tokens/pass-tokens.ts';
+import { draftPassToken, type MintPassToken } from '../tokens/pass-tokens.ts';
 import { openTicket } from './alternative.ts';
-import { burnChallenge, markSolved, takeAttempt } from './attempts.ts';
+import { burnChallenge, takeAndSolve, takeAttempt, unsolve } from './attempts.ts';
 import { checkImage, maxAttempts, powWellFormed, spotCheckPow } from './kinds.ts';
-import { openChallenge } from './sealed-challenge.ts';
+import { openChallenge, type SealedChallenge } from './sealed-challenge.ts';
 
 export const submitBody = z.object({
   app_key: z.string().min(1).max(128),
@@ -27,11 +27,13 @@ export interface SubmitResult {
 /**
  * Answer submission: 1. open the sealed challenge (forged, altered or another app's: not found), and the
  * alternative's ticket when the answer carries one (docs/accessibility.md), 2. expiry (the ticket's, when
- * there is one), 3. take an attempt slot (solved already: not found; too many wrong answers: expired),
- * 4. check the proofs-of-work's shape and the image answer (no hash), then one random sub-puzzle among them
- * (one hash, weighted by work; a failure burns the challenge), 5. mark it solved (one pass token per challenge),
- * 6. mint the pass token with the captcha_args recorded at initialization, and how it was solved. An image
- * challenge's outcome (wrong, passed, passed by keyboard) is recorded against its address for the next init.
+ * there is one), 3. the checks without a hash: the proofs-of-work's shape and the image answer, 4. take an
+ * attempt slot (solved already: not found; too many wrong answers: expired); a submission that passed step 3
+ * takes it in the same statement that marks the challenge solved and records its pass token (one round
+ * trip), 5. then one random sub-puzzle among its proofs-of-work (one hash, weighted by work); a failure
+ * takes the solve back and burns the challenge. The pass token carries the captcha_args recorded at
+ * initialization, and how it was solved. An image challenge's outcome (wrong, passed, passed by keyboard) is
+ * recorded against its address for the next init.
  */
 export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<SubmitResult> {
   const app = await deps.apps.findByKey(body.app_key);
@@ -46,14 +48,6 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
       : undefined;
   if (ticket === null) throw new GatehouseError('challenge_not_found', 'This alternative is not valid.');
   if ((ticket?.exp ?? challenge.exp) * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
-
-  const limit = maxAttempts(challenge);
-  const slot = await takeAttempt(deps.db, challenge, limit);
-  if (!slot.ok && slot.why === 'solved') {
-    throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
-  }
-  if (!slot.ok)
-    throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
 
   // Cheap checks first (no hash): the proof-of-work's shape, then the image answer. A wrong answer costs an
   // attempt slot and no hash; the one hash is spent only on a submission that is otherwise right.
@@ -72,38 +66,59 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
     challenge.img && !ticket
       ? checkImage(challenge.img.kind, challenge.img.answer, picks ?? body.answer)
       : { ok: true };
-  const powOk =
-    powFormed &&
-    (!imageCheck.ok ||
-      // An image-tier challenge answered by pointer carries no proof at all: nothing to spot-check.
-      (pow === undefined && extra === undefined) ||
-      (await spotCheckPow([
-        ...(pow === undefined ? [] : [[pow, body.pow] as const]),
-        ...(extra === undefined ? [] : [[extra, extraSolution] as const]),
-      ])));
-  if (!powOk || !imageCheck.ok) {
-    // A failed proof-of-work burns the challenge: with one random sub-puzzle checked, a retry would be a
-    // free second draw for a solution that skipped some (docs/pow.md).
-    if (!powOk && slot.attempt < limit) await burnChallenge(deps.db, challenge.id, limit);
-    deps.logger.debug(
-      { challenge: challenge.id, pow: powOk, image: imageCheck, attempt: slot.attempt },
-      'wrong answer',
-    );
-    // Every wrong answer to a picture counts against its address (docs/decisions.md: escalation).
-    if (challenge.img) await recordAnswer(deps, challenge, 'failed');
-    const left = powOk ? limit - slot.attempt : 0;
-    throw new GatehouseError(
-      'invalid_answer',
-      left > 0
-        ? `Invalid answer: ${left} attempt${left === 1 ? '' : 's'} left.`
-        : 'Invalid answer: no attempts left.',
-    );
-  }
-  if (!(await markSolved(deps.db, challenge.id))) {
+  // An image-tier challenge answered by pointer carries no proof at all: nothing to spot-check.
+  const proofs = [
+    ...(pow === undefined ? [] : [[pow, body.pow] as const]),
+    ...(extra === undefined ? [] : [[extra, extraSolution] as const]),
+  ];
+
+  const limit = maxAttempts(challenge);
+  const draft =
+    powFormed && imageCheck.ok
+      ? draftPassToken(deps.keys, passTokenInput(app, challenge, ticket, keyboard))
+      : null;
+  const slot = draft
+    ? await takeAndSolve(deps.db, challenge, limit, draft)
+    : await takeAttempt(deps.db, challenge, limit);
+  if (!slot.ok && slot.why === 'solved') {
     throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
   }
-  if (challenge.img) await recordAnswer(deps, challenge, keyboard ? 'passed_keyboard' : 'passed');
-  const passToken = await mintPassToken(deps.db, deps.keys, {
+  if (!slot.ok)
+    throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
+
+  const powOk = powFormed && (!draft || proofs.length === 0 || (await spotCheckPow(proofs)));
+  if (draft && powOk) {
+    if (challenge.img) await recordAnswer(deps, challenge, keyboard ? 'passed_keyboard' : 'passed');
+    return { pass_token: draft.token, challenge_id: challenge.id, expires_in: app.passTokenTtl };
+  }
+  // A failed proof-of-work burns the challenge: with one random sub-puzzle checked, a retry would be a free
+  // second draw for a solution that skipped some (docs/pow.md). After takeAndSolve that also takes the solve
+  // and the pass token's row back.
+  if (draft) await unsolve(deps.db, challenge.id, draft.row.id, limit);
+  else if (!powOk && slot.attempt < limit) await burnChallenge(deps.db, challenge.id, limit);
+  deps.logger.debug(
+    { challenge: challenge.id, pow: powOk, image: imageCheck, attempt: slot.attempt },
+    'wrong answer',
+  );
+  // Every wrong answer to a picture counts against its address (docs/decisions.md: escalation).
+  if (challenge.img) await recordAnswer(deps, challenge, 'failed');
+  const left = powOk ? limit - slot.attempt : 0;
+  throw new GatehouseError(
+    'invalid_answer',
+    left > 0
+      ? `Invalid answer: ${left} attempt${left === 1 ? '' : 's'} left.`
+      : 'Invalid answer: no attempts left.',
+  );
+}
+
+/** The pass token of a solved challenge: the captcha_args recorded at initialization, and how it was solved. */
+function passTokenInput(
+  app: MintPassToken['app'],
+  challenge: SealedChallenge,
+  ticket: unknown,
+  keyboard: boolean,
+): MintPassToken {
+  return {
     app,
     challengeId: challenge.id,
     action: challenge.act,
@@ -127,8 +142,7 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
           }
         : {}),
     },
-  });
-  return { pass_token: passToken, challenge_id: challenge.id, expires_in: app.passTokenTtl };
+  };
 }
 
 /**

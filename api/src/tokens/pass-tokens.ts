@@ -17,12 +17,21 @@ export interface MintPassToken {
   captchaArgs: CaptchaArgs;
 }
 
-/** Records a solved challenge and returns its single-use `pt_` token. The challenge flow calls this. */
-export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPassToken): Promise<string> {
+/** A pass token's row and its sealed `pt_` token; the row is not written yet. */
+export interface PassTokenDraft {
+  row: typeof passTokens.$inferInsert & { issuedAt: Date; expiresAt: Date };
+  token: string;
+}
+
+/**
+ * A pass token made but not recorded: for the submit, which writes the row in the same statement that takes
+ * its challenge's attempt slot (api/src/challenges/attempts.ts). The token means nothing until its row exists.
+ */
+export function draftPassToken(keys: TokenKeys, input: MintPassToken): PassTokenDraft {
   const id = randomId(16);
   const issuedAt = new Date();
   const expiresAt = new Date(issuedAt.getTime() + input.app.passTokenTtl * 1000);
-  await db.insert(regional(db, passTokens)).values({
+  const row = {
     id,
     appId: input.app.id,
     challengeId: input.challengeId,
@@ -32,8 +41,18 @@ export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPa
     captchaArgs: input.captchaArgs,
     issuedAt,
     expiresAt,
-  });
-  return keys.sealPass({ id, app: input.app.id, exp: Math.floor(expiresAt.getTime() / 1000) });
+  };
+  return {
+    row,
+    token: keys.sealPass({ id, app: input.app.id, exp: Math.floor(expiresAt.getTime() / 1000) }),
+  };
+}
+
+/** Records a solved challenge and returns its single-use `pt_` token. */
+export async function mintPassToken(db: Database, keys: TokenKeys, input: MintPassToken): Promise<string> {
+  const { row, token } = draftPassToken(keys, input);
+  await db.insert(regional(db, passTokens)).values(row);
+  return token;
 }
 
 export interface PassVerdict {
