@@ -135,7 +135,9 @@ export async function bootstrap(
  * memory in every process, used or not (issue 14, ≤ 150 MiB per API process).
  */
 async function redisClient(url: string, options: RedisOptions): Promise<Redis> {
-  const { Redis } = await import('ioredis');
+  // Through the default export (ioredis's module.exports, which carries Redis too): a chunk of the bundle
+  // exposes a CommonJS package as its default only.
+  const { Redis } = (await import('ioredis')).default;
   return new Redis(url, options);
 }
 
