@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { Child } from './child.ts';
+import { measure } from './load.ts';
+import type { CreatedApp, SolvedChallenges } from './protocol.ts';
+
+/**
+ * A/B of the challenge submit between the API at a git revision (A, `--base`, default HEAD) and the working
+ * tree (B), both bundled as the container runs them, on one PostgreSQL database, interleaved in one run (the
+ * order alternates each round): API and PostgreSQL CPU µs per test-mode submit, flat out and at 50/s.
+ * Test-mode puzzles (one 8 KiB hash) keep the hash out of the comparison: what differs is the framework.
+ *   npx node api/bench/ab-submit.ts --base <rev> [--rounds 4] [--flat 3000] [--slow 200]
+ * Only `api/` is taken from the revision (its tests left out); `@gatehouse/core` is the working tree's for
+ * both. TEST_POSTGRES_URL (else postgres://postgres@127.0.0.1:5432/postgres).
+ */
+const { values: flags } = parseArgs({
+  options: {
+    base: { type: 'string', default: 'HEAD' },
+    rounds: { type: 'string', default: '4' },
+    flat: { type: 'string', default: '3000' },
+    slow: { type: 'string', default: '200' },
+  },
+});
+const ROUNDS = Number(flags.rounds);
+const FLAT = Number(flags.flat);
+const SLOW = Number(flags.slow);
+const REPO = resolve(import.meta.dirname, '../..');
+
+// Inside api/bench/dist (ignored by git) so that the revision's imports find the repository's node_modules.
+mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
+const work = mkdtempSync(join(import.meta.dirname, 'dist', 'ab-'));
+const tree = join(work, 'tree');
+mkdirSync(tree);
+const archive = execFileSync('git', ['-C', REPO, 'archive', flags.base!, 'api'], { maxBuffer: 1 << 30 });
+execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
+const url0 = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const name = `gh_ab_${randomBytes(4).toString('hex')}`;
+const admin = postgres(url0, { max: 1, onnotice: () => {} });
+const children: Child[] = [];
+try {
+  const { buildServer: buildBase } = await import(join(tree, 'api/scripts/build-server.ts'));
+  const { buildServer: buildNew } = await import('../scripts/build-server.ts');
+  await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
+  await buildNew(join(work, 'b'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
+  const child = (side: string) => `./${relative(import.meta.dirname, join(work, side, 'api-child.js'))}`;
+
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(url0);
+  url.pathname = `/${name}`;
+  const env = { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() };
+  const flagsApi = ['--max-semi-space-size=8'];
+  const prep = await Child.start(child('b'), env);
+  children.push(prep);
+  const servers = {
+    A: await Child.start(child('a'), env, flagsApi),
+    B: await Child.start(child('b'), env, flagsApi),
+  };
+  children.push(servers.A, servers.B);
+  const parties = { postgresDatabase: name };
+  const app = await prep.call<CreatedApp>({
+    type: 'create-app',
+    plan: 'enterprise',
+    challenge: 'invisible-test-mode',
+  });
+  const solved = async (count: number) =>
+    (await prep.call<SolvedChallenges>({ type: 'solved-challenges', appKey: app.appKey, count })).bodies;
+  const spec = (bodies: string[]) => {
+    let i = 0;
+    return { path: '/v1/challenge/submit', headers: {}, body: () => bodies[i++]! };
+  };
+  for (const server of Object.values(servers)) {
+    await measure(server, spec(await solved(1000)), { connections: 20, durationSeconds: 1, amount: 1000 });
+  }
+  const figures = {
+    flat: { A: [], B: [] },
+    slow: { A: [], B: [] },
+    pgFlat: { A: [], B: [] },
+    pgSlow: { A: [], B: [] },
+  } as Record<string, Record<'A' | 'B', number[]>>;
+  console.log(
+    `base ${flags.base}; load average before ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
+      const flat = await measure(servers[side], spec(await solved(FLAT)), {
+        connections: 20,
+        durationSeconds: 1,
+        amount: FLAT,
+        parties,
+      });
+      const slow = await measure(servers[side], spec(await solved(SLOW)), {
+        connections: 2,
+        durationSeconds: SLOW / 50,
+        rate: 50,
+        amount: SLOW,
+        parties,
+      });
+      figures.flat![side].push(flat.cpu.server!);
+      figures.pgFlat![side].push(flat.cpu.postgres!);
+      figures.slow![side].push(slow.cpu.server!);
+      figures.pgSlow![side].push(slow.cpu.postgres!);
+      const ok = (m: typeof flat) => `${m.statuses['200'] ?? 0}/${m.requests} passed`;
+      console.log(
+        `round ${round} ${side}: flat out ${flat.cpu.server} µs API, ${flat.cpu.postgres} PostgreSQL (${ok(flat)}); ` +
+          `50/s ${slow.cpu.server} µs API, ${slow.cpu.postgres} PostgreSQL (${ok(slow)})`,
+      );
+    }
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  for (const [what, { A, B }] of Object.entries(figures)) {
+    const rounds = A.map((a, i) => (B[i]! / a).toFixed(2)).join(' ');
+    console.log(
+      `${what}: A ${median(A)} µs, B ${median(B)} µs (medians), B/A ${(median(B) / median(A)).toFixed(2)}; by round ${rounds}`,
+    );
+  }
+  console.log(
+    `load average after ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+} finally {
+  for (const c of children) await c.stop();
+  await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+  await admin.end();
+  rmSync(work, { recursive: true, force: true });
+}
