@@ -92,8 +92,8 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
       await page.locator('dialog .handle').waitFor({ state: 'visible' });
       await expectAccessible(page, `${theme} slide in the popup dialog`);
 
-      // A wrong answer: one answer per picture (docs/challenges.md), so a fresh one, said plainly (with
-      // attempts left, the message in the error colour and the piece back at the start).
+      // A wrong answer: one answer per picture (docs/challenges.md), so a fresh one, said plainly (the
+      // message in the error colour and the piece back at the start).
       const x = await slideAnswer(page, a.appId, init);
       const stage = await page.locator('.stage').boundingBox();
       await dragInstantly(page, page.locator('.handle'), x, (stage?.width ?? 300) / 300);

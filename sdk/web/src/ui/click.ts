@@ -53,9 +53,10 @@ export function click(ctx: KindContext, view: ClickView): Kind {
   let cy = H / 2;
 
   const refresh = () => {
-    undo.disabled = clicks.length === 0 || busy;
     verify.disabled = clicks.length === 0 || (wanted > 0 && clicks.length !== wanted);
-    // Not `disabled` while the answer is checked: a disabled button drops its focus to <body>.
+    // Not `disabled` where the button may hold focus (Undo after the last click went, Verify while the
+    // answer is checked): a disabled button drops its focus to <body>. Pressing them then does nothing.
+    undo.setAttribute('aria-disabled', String(clicks.length === 0 || busy));
     verify.setAttribute('aria-disabled', String(busy));
     cross.style.left = pct(cx, W);
     cross.style.top = pct(cy, H);
