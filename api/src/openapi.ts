@@ -397,6 +397,8 @@ export const openapiDocument = {
             'request_rejected',
             'rate_limited',
             'database_unavailable',
+            // An image challenge asked for faster than the workers draw them is shed, with Retry-After.
+            'service_unavailable',
           ),
         },
       },

@@ -113,7 +113,7 @@ export async function makeImage(kind: ChallengeKind): Promise<DrawnImage> {
     if (!(error instanceof PoolEmpty)) throw error;
     throw new GatehouseError(
       'service_unavailable',
-      'Image challenges are being drawn faster than they are requested: try again in a moment.',
+      'Image challenges are being requested faster than they are drawn: try again in a moment.',
       { 'Retry-After': '1' },
     );
   }
