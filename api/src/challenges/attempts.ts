@@ -78,7 +78,9 @@ export async function takeAndSolve(
  * The statement behind takeAndSolve, built once per database. The CTE is takeAttempt's conditional upsert
  * that also sets `solved_at`; the pass token's row is inserted from its RETURNING, so it exists exactly when
  * the slot was taken. Hand-written SQL: drizzle 0.45 cannot build an INSERT … SELECT from a data-modifying
- * CTE; it is prepared through drizzle's session like its own builders' `prepare()`.
+ * CTE; it is prepared through drizzle's session like its own builders' `prepare()`. The attempt count is read
+ * by a SELECT over both CTEs, not by a subquery in RETURNING: CockroachDB has answered no rows for those
+ * (cockroachdb/cockroach#105640), and a row here is what says the slot was taken.
  */
 function prepareTakeAndSolve(db: Database) {
   const p = (name: string) => sql.placeholder(name);
@@ -90,12 +92,14 @@ function prepareTakeAndSolve(db: Database) {
       on conflict (id) do update set attempts = ${challengeAttempts}.attempts + 1, solved_at = now()
       where ${challengeAttempts}.solved_at is null and ${challengeAttempts}.attempts < ${p('max')}::integer
       returning attempts
+    ), token as (
+      insert into ${passTokens} (id, app_id, challenge_id, action, uid, cdata, captcha_args, issued_at, expires_at${tokensRegion.column})
+      select ${p('token')}::text, ${p('tokenApp')}::text, ${p('id')}::text, ${p('action')}::text, ${p('uid')}::text,
+        ${p('cdata')}::text, ${p('args')}::jsonb, ${p('issued')}::timestamptz, ${p('tokenExpires')}::timestamptz${tokensRegion.value}
+      from slot
+      returning id
     )
-    insert into ${passTokens} (id, app_id, challenge_id, action, uid, cdata, captcha_args, issued_at, expires_at${tokensRegion.column})
-    select ${p('token')}::text, ${p('tokenApp')}::text, ${p('id')}::text, ${p('action')}::text, ${p('uid')}::text,
-      ${p('cdata')}::text, ${p('args')}::jsonb, ${p('issued')}::timestamptz, ${p('tokenExpires')}::timestamptz${tokensRegion.value}
-    from slot
-    returning (select attempts from slot) as attempts`;
+    select slot.attempts from slot, token`;
   return db._.session.prepareQuery(
     new PgDialect().sqlToQuery(query),
     undefined,
