@@ -48,7 +48,12 @@ describe.runIf(run)('the bundled API (npm run build -w @gatehouse/api)', () => {
         // On PostgreSQL with Redis too: the bundle loads ioredis on demand, from a chunk of its own.
         ...(database && (await redisAvailable('the bundled API on Redis')) ? { REDIS_URL } : {}),
       },
-      ['--no-experimental-strip-types', '--max-semi-space-size=8', relative(ROOT, server)],
+      [
+        '--no-experimental-strip-types',
+        '--max-semi-space-size=8',
+        '--max-old-space-size=256',
+        relative(ROOT, server),
+      ],
     );
   }, 120_000);
 
