@@ -34,7 +34,7 @@ export default defineConfig({
           name: 'postgres',
           include: ['api/test/**/*.test.ts'],
           // Browser suites exercise the page, not the database: once, on the embedded one, is enough.
-          exclude: ['**/*.browser.test.ts', '**/node_modules/**'],
+          exclude: ['**/*.browser.test.ts', '**/node_modules/**', '**/dist/**'],
           env: { TEST_DATABASE: 'postgres' },
         },
       },

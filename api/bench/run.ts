@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -63,12 +63,23 @@ const REPO = resolve(import.meta.dirname, '../..');
 const DOCS = join(REPO, 'docs/benchmarks.md');
 const TARGET_RATIO = 0.5;
 /**
- * The API process's Node flags, as api/Dockerfile starts it (a smaller young generation: docs/decisions.md);
- * BENCH_API_NODE_FLAGS (space-separated) replaces them, to measure another setting against what ships.
+ * The API process's Node flags, read from api/Dockerfile's CMD so the bench measures what ships (a smaller
+ * young generation and a capped old one: docs/decisions.md); BENCH_API_NODE_FLAGS (space-separated) replaces
+ * them, to measure another setting against what ships.
  */
-const API_NODE_FLAGS = process.env.BENCH_API_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [
-  '--max-semi-space-size=8',
-];
+const API_NODE_FLAGS =
+  process.env.BENCH_API_NODE_FLAGS?.split(/\s+/).filter(Boolean) ??
+  dockerfileNodeFlags(join(REPO, 'api/Dockerfile'));
+
+/** The flags between `node` and the script in the Dockerfile's exec-form CMD. */
+function dockerfileNodeFlags(path: string): string[] {
+  const cmd = readFileSync(path, 'utf8')
+    .split('\n')
+    .find((line) => line.startsWith('CMD ['));
+  const words = cmd ? (JSON.parse(cmd.slice(4)) as string[]) : [];
+  if (words[0] !== 'node') throw new Error(`${path}: expected an exec-form CMD ["node", ...flags, script]`);
+  return words.slice(1).filter((w) => w.startsWith('--'));
+}
 /**
  * The API child (relative to this folder): bundled by the build the container runs (api/Dockerfile), with
  * the bench's commands as one more entry, so the process measured runs what ships; `--sources` for the
