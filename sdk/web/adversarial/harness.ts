@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
+import pino from 'pino';
 import type { Browser, Page } from 'playwright-core';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
 import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
@@ -177,7 +178,12 @@ export interface Harness {
 export async function startHarness(): Promise<Harness & { close(): Promise<void> }> {
   const widgetDir = mkdtempSync(join(tmpdir(), 'gatehouse-adversarial-'));
   await buildWidget({ outDir: widgetDir });
-  const api = await startTestApi({ TRUST_PROXY: 'true' });
+  // ADVERSARIAL_API_LOG=file: the API's debug log there (why each wrong answer was refused), for diagnosis.
+  const logFile = process.env.ADVERSARIAL_API_LOG;
+  const logger = logFile
+    ? pino({ level: 'debug' }, pino.destination({ dest: logFile, sync: true }))
+    : undefined;
+  const api = await startTestApi({ TRUST_PROXY: 'true' }, logger);
   const site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
   const browser = await launchChromium();
   return {
