@@ -133,6 +133,9 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Monthly quota override').fill('5000');
     await page.getByLabel('Image challenge below score').fill('101');
     await page.getByLabel('Invisible below score').fill('0');
+    // The slide is opt-in (not in the default kinds): the form starts with click and select.
+    expect(await page.getByLabel('slide').isChecked()).toBe(false);
+    await page.getByLabel('slide').check();
     await page.getByLabel('click').uncheck();
     await page.getByLabel('select').uncheck();
     await page.getByLabel('Other policy fields (JSON)').fill('{"rate_limit": ');

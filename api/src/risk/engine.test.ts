@@ -118,4 +118,9 @@ describe('policy', () => {
     expect(riskPolicy.safeParse({ invisible_below: 80, image_below: 50 }).success).toBe(false);
     expect(resolvePolicy({ invisible_below: 'x' })).toEqual(policy);
   });
+  it('serves the slide only to a policy that names it (docs/adversarial.md: a hole finder passes it)', () => {
+    expect(riskPolicy.parse({}).image_kinds).toEqual(['click', 'select']);
+    expect(resolvePolicy(null).image_kinds).not.toContain('slide');
+    expect(riskPolicy.parse({ image_kinds: ['slide'] }).image_kinds).toEqual(['slide']);
+  });
 });
