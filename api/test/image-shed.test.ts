@@ -39,9 +39,7 @@ describe.runIf(run)('image inits beyond the pool are shed, as documented', () =>
       );
     // The worker thread starts with the first image init: wait until it has drawn, so the burst meets a
     // running pool rather than one still loading its canvas library.
-    await expect
-      .poll(async () => (await init(3000)).status, { timeout: 30_000, interval: 250 })
-      .toBe(200);
+    await expect.poll(async () => (await init(3000)).status, { timeout: 30_000, interval: 250 }).toBe(200);
     const answers = await Promise.all(Array.from({ length: 120 }, (_, i) => init(i)));
     const shed = answers.filter((r) => r.status === 503);
     const served = answers.filter((r) => r.status === 200);
@@ -54,8 +52,6 @@ describe.runIf(run)('image inits beyond the pool are shed, as documented', () =>
       expect(r.headers?.get('retry-after')).toBe('1');
     }
     // Once the workers caught up, a new init is served.
-    await expect
-      .poll(async () => (await init(4000)).status, { timeout: 30_000, interval: 250 })
-      .toBe(200);
+    await expect.poll(async () => (await init(4000)).status, { timeout: 30_000, interval: 250 }).toBe(200);
   }, 60_000);
 });

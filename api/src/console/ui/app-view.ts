@@ -8,7 +8,12 @@ import { UsageCharts } from './usage-charts.ts';
 
 const KINDS = ['slide', 'click', 'select'] as const;
 // The API's defaults (api/src/risk/policy.ts): the slide is opt-in.
-const DEFAULT_POLICY = { invisible_below: 35, image_below: 70, high: 'hard', image_kinds: ['click', 'select'] };
+const DEFAULT_POLICY = {
+  invisible_below: 35,
+  image_below: 70,
+  high: 'hard',
+  image_kinds: ['click', 'select'],
+};
 
 /** The form's state: every setting as the inputs hold it (text for numbers, so a field can be emptied). */
 function formOf(app: Json) {
