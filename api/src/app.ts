@@ -10,6 +10,7 @@ import { consoleRoutes } from './console/routes.ts';
 import { DatabaseHealth, databaseErrors } from './database-health.ts';
 import type { Deps } from './deps.ts';
 import { internalEndpoints } from './internal-endpoints.ts';
+import { labelledChildren } from './metrics.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
 import { docsRoutes } from './routes/docs.ts';
@@ -93,11 +94,7 @@ export function createApp(deps: Deps): Koa {
 }
 
 function routeMetrics(deps: Deps): Koa.Middleware {
-  type Child = ReturnType<typeof deps.metrics.httpDuration.labels>;
-  // The labelled child per (method, route, status), kept: prom-client hashes a labels object on every
-  // observation otherwise (issue 14). Bounded like the label values themselves: routes are patterns, and
-  // a client inventing methods is cleared out rather than grown without end.
-  const children = new Map<string, Child>();
+  const durations = labelledChildren((v) => deps.metrics.httpDuration.labels(v));
   return async function routeMetrics(ctx, next) {
     const started = performance.now();
     try {
@@ -107,15 +104,9 @@ function routeMetrics(deps: Deps): Koa.Middleware {
       // not create label values. (`routePath`, read before, is set by no router: every request was unmatched.)
       const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
       const route = typeof matched === 'string' ? matched : 'unmatched';
-      const status = String(ctx.status);
-      const key = `${ctx.method} ${status} ${route}`;
-      let child = children.get(key);
-      if (!child) {
-        if (children.size >= 1000) children.clear();
-        child = deps.metrics.httpDuration.labels({ method: ctx.method, route, status });
-        children.set(key, child);
-      }
-      child.observe((performance.now() - started) / 1000);
+      durations({ method: ctx.method, route, status: String(ctx.status) }).observe(
+        (performance.now() - started) / 1000,
+      );
     }
   };
 }

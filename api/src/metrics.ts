@@ -48,18 +48,23 @@ export function createMetrics() {
 export type Metrics = ReturnType<typeof createMetrics>;
 
 /**
- * Counts into `counter` by (kind, outcome), keeping each labelled child after its first use: prom-client
- * hashes a labels object on every `inc` otherwise (issue 14). For label values from a small fixed set.
+ * A metric's labelled children, each made once and kept: prom-client hashes a labels object on every
+ * observation otherwise (issue 14). Bounded: past `max` distinct label sets (a client inventing methods,
+ * say) the cache starts over rather than growing without end; the metric keeps its series either way.
  */
-export function labelledCounter(counter: Metrics['validations']): (kind: string, outcome: string) => void {
-  const children = new Map<string, ReturnType<typeof counter.labels>>();
-  return (kind, outcome) => {
-    const key = `${kind} ${outcome}`;
+export function labelledChildren<C>(
+  labels: (values: Record<string, string>) => C,
+  max = 1000,
+): (values: Record<string, string>) => C {
+  const children = new Map<string, C>();
+  return (values) => {
+    const key = Object.values(values).join('\u0000');
     let child = children.get(key);
     if (!child) {
-      child = counter.labels({ kind, outcome });
+      if (children.size >= max) children.clear();
+      child = labels(values);
       children.set(key, child);
     }
-    child.inc();
+    return child;
   };
 }

@@ -8,7 +8,7 @@ import type Router from '@koa/router';
 import { z } from 'zod';
 import { authenticateApp } from '../apps/authenticate.ts';
 import type { Deps } from '../deps.ts';
-import { labelledCounter } from '../metrics.ts';
+import { labelledChildren } from '../metrics.ts';
 import { validateDegradedToken } from '../tokens/degraded-tokens.ts';
 import { validatePassToken } from '../tokens/pass-tokens.ts';
 import { actionSchema } from '../tokens/server-tokens.ts';
@@ -90,7 +90,8 @@ function actionMismatch(action: string | undefined): GatehouseError {
 
 /** POST /v1/validate: parse, authenticate, check the token, answer. */
 export function validateRoutes(router: Router, deps: Deps): void {
-  const count = labelledCounter(deps.metrics.validations);
+  const validations = labelledChildren((v) => deps.metrics.validations.labels(v));
+  const count = (kind: string, outcome: string) => validations({ kind, outcome }).inc();
   router.post('/v1/validate', authenticateApp(deps.apps), async function validate(ctx) {
     const body = readBody(ctx, validateBody);
     const app = ctx.state.app as App;
