@@ -12,6 +12,7 @@ import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { appSettings } from '../src/apps/settings.ts';
 import { type BootstrapOptions, bootstrap, type Runtime } from '../src/bootstrap.ts';
 import { type Config, loadConfig } from '../src/config.ts';
+import { type ApiServer, startApiServer } from '../src/server.ts';
 import { mintPassToken } from '../src/tokens/pass-tokens.ts';
 
 /**
@@ -242,4 +243,35 @@ export async function verdictOf(promise: Promise<unknown>): Promise<string> {
     if (error instanceof GatehouseError) return error.code;
     throw error;
   }
+}
+
+/**
+ * The API as `server.ts` starts it (listening, the internal port and HTTP deadlines included), on a fresh
+ * database of the suite's kind: for the suites about what only the real server does. `env` adds to
+ * an on-disk data folder, an in-memory PGlite, port 0 and silent logs.
+ */
+export async function startRealApiServer(
+  env: Record<string, string>,
+): Promise<{ api: ApiServer; close: () => Promise<void> }> {
+  const full: Record<string, string> = {
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-server-')),
+    PGLITE_DIR: 'memory://',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  };
+  let drop: (() => Promise<void>) | undefined;
+  if (TEST_DATABASE === 'postgres') {
+    const fresh = await freshPostgresDatabase();
+    full.DATABASE_URL = fresh.url;
+    drop = fresh.drop;
+  }
+  const api = await startApiServer(loadConfig(full));
+  return {
+    api,
+    close: async () => {
+      await api.close();
+      await drop?.();
+    },
+  };
 }

@@ -1,10 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { type ApiServer, startApiServer } from '../src/server.ts';
-import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harness.ts';
+import type { ApiServer } from '../src/server.ts';
+import { databaseAvailable, startRealApiServer, TEST_DATABASE } from './harness.ts';
 
 /*
  * Issue 16, finding 7: with the Ingress sending `/` to the API pods, /metrics and the standby's
@@ -16,28 +12,17 @@ const METRICS_TOKEN = 'mt_internal-endpoints-test-token';
 
 describe.runIf(run)(`internal endpoints on their own port (${TEST_DATABASE})`, () => {
   let api: ApiServer;
-  let drop: (() => Promise<void>) | undefined;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const env: Record<string, string> = {
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-internal-')),
-      PGLITE_DIR: 'memory://',
-      PORT: '0',
+    ({ api, close } = await startRealApiServer({
       INTERNAL_PORT: '0',
       METRICS_TOKEN,
-      LOG_LEVEL: 'silent',
       GATEHOUSE_ADMIN_TOKEN: 'at_internal-endpoints-test-admin-token',
-    };
-    if (TEST_DATABASE === 'postgres') {
-      const fresh = await freshPostgresDatabase();
-      env.DATABASE_URL = fresh.url;
-      drop = fresh.drop;
-    }
-    api = await startApiServer(loadConfig(env));
+    }));
   }, 60_000);
   afterAll(async () => {
-    await api?.close();
-    await drop?.();
+    await close?.();
   });
 
   it('the public port answers 404 for /metrics and /internal/*, as for a path that does not exist', async () => {

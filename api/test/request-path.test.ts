@@ -1,10 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { type ApiServer, startApiServer } from '../src/server.ts';
-import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harness.ts';
+import type { ApiServer } from '../src/server.ts';
+import { databaseAvailable, startRealApiServer, TEST_DATABASE } from './harness.ts';
 
 /*
  * A path with repeated slashes (`//admin/v1/apps`) is the same route as its collapsed form (tolerant-paths.ts),
@@ -18,33 +14,22 @@ const METRICS_TOKEN = 'mt_request-path-test-metrics-token';
 
 describe.runIf(run)(`paths with repeated slashes (${TEST_DATABASE})`, () => {
   let api: ApiServer;
-  let drop: (() => Promise<void>) | undefined;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const env: Record<string, string> = {
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-paths-')),
-      PGLITE_DIR: 'memory://',
-      PORT: '0',
+    ({ api, close } = await startRealApiServer({
       INTERNAL_PORT: '0',
       METRICS_TOKEN,
-      LOG_LEVEL: 'silent',
       GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN,
       TRUST_PROXY: 'true',
       AUTH_FAILURE_WINDOW_SECONDS: '60',
       AUTH_FAILURES_PER_SOURCE_AND_KEY: '3',
       AUTH_FAILURES_PER_SOURCE: '30',
       AUTH_FAILURES_PER_KEY: '100',
-    };
-    if (TEST_DATABASE === 'postgres') {
-      const fresh = await freshPostgresDatabase();
-      env.DATABASE_URL = fresh.url;
-      drop = fresh.drop;
-    }
-    api = await startApiServer(loadConfig(env));
+    }));
   }, 60_000);
   afterAll(async () => {
-    await api?.close();
-    await drop?.();
+    await close?.();
   });
 
   it('the public port answers 404 for //metrics and //internal/* as for /metrics', async () => {
