@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { Child } from './child.ts';
 import { measure } from './load.ts';
+import { dockerfileNodeFlags } from './node-flags.ts';
 import type { CreatedApp, SolvedChallenges } from './protocol.ts';
 
 /**
@@ -53,7 +54,7 @@ try {
   const url = new URL(url0);
   url.pathname = `/${name}`;
   const env = { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() };
-  const flagsApi = ['--max-semi-space-size=8'];
+  const flagsApi = dockerfileNodeFlags();
   const prep = await Child.start(child('b'), env);
   children.push(prep);
   const servers = {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,6 +18,7 @@ import {
   measureNetOfIdle,
   warmUp,
 } from './load.ts';
+import { dockerfileNodeFlags } from './node-flags.ts';
 import type { CreatedApp, Outcomes, ProfileSummary, SolvedChallenges } from './protocol.ts';
 import {
   byFlow,
@@ -68,18 +69,7 @@ const TARGET_RATIO = 0.5;
  * them, to measure another setting against what ships.
  */
 const API_NODE_FLAGS =
-  process.env.BENCH_API_NODE_FLAGS?.split(/\s+/).filter(Boolean) ??
-  dockerfileNodeFlags(join(REPO, 'api/Dockerfile'));
-
-/** The flags between `node` and the script in the Dockerfile's exec-form CMD. */
-function dockerfileNodeFlags(path: string): string[] {
-  const cmd = readFileSync(path, 'utf8')
-    .split('\n')
-    .find((line) => line.startsWith('CMD ['));
-  const words = cmd ? (JSON.parse(cmd.slice(4)) as string[]) : [];
-  if (words[0] !== 'node') throw new Error(`${path}: expected an exec-form CMD ["node", ...flags, script]`);
-  return words.slice(1).filter((w) => w.startsWith('--'));
-}
+  process.env.BENCH_API_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? dockerfileNodeFlags();
 /**
  * The API child (relative to this folder): bundled by the build the container runs (api/Dockerfile), with
  * the bench's commands as one more entry, so the process measured runs what ships; `--sources` for the
