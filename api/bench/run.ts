@@ -47,6 +47,18 @@ import {
  *   --no-write         BENCH_WRITE=0      do not rewrite docs/benchmarks.md
  *   --only <text>      BENCH_ONLY         run only the database groups whose label contains <text>
  *                                         (pglite, postgresql, redis); the Koa baseline always runs
+ *   --cases <list>     BENCH_CASES        run only the cases whose label (as in the table, e.g.
+ *                                         "validate, fresh token (PostgreSQL)") contains one of <list>'s
+ *                                         items, case-insensitively; items are separated by "|" or by a
+ *                                         comma NOT followed by a space (labels hold ", "), so
+ *                                         --cases "validate, used|validate, fresh" is two items and
+ *                                         --cases "validate, fresh" one. A case a kept case depends on
+ *                                         still runs (CASE_DEPENDS: bare Koa always, bare Koa + UPDATE
+ *                                         for a fresh validation, the used-token case that sizes it, the
+ *                                         idle bystander for the flood, the invisible init for the
+ *                                         submits, ...); a goal whose cases did not run reads "not
+ *                                         measured". Combine with --only to pick the database;
+ *                                         needs --no-write.
  *   --peers            BENCH_PEERS=1      on PostgreSQL, also Cap and ALTCHA (peer-child.ts) doing their
  *                                         equivalents of our flows, and our submit at the real puzzle
  *   --json <file>      BENCH_JSON         also write every case, its full measurement and the run to <file>
@@ -85,6 +97,7 @@ const { values: flags } = parseArgs({
     profile: { type: 'boolean' },
     'no-write': { type: 'boolean' },
     only: { type: 'string' },
+    cases: { type: 'string' },
     peers: { type: 'boolean' },
     json: { type: 'string' },
     sources: { type: 'boolean' },
@@ -99,6 +112,11 @@ const options = {
   write: !(flags['no-write'] ?? env.BENCH_WRITE === '0'),
   logLevel: env.BENCH_LOG_LEVEL ?? 'info',
   only: (flags.only ?? env.BENCH_ONLY ?? '').toLowerCase(),
+  cases: (flags.cases ?? env.BENCH_CASES ?? '')
+    .toLowerCase()
+    .split(/\||,(?!\s)/)
+    .map((item) => item.trim())
+    .filter(Boolean),
   peers: flags.peers ?? env.BENCH_PEERS === '1',
   realPuzzle: env.BENCH_REAL_PUZZLE === '1' ? true : env.BENCH_REAL_PUZZLE === '0' ? false : undefined,
   json: flags.json ?? env.BENCH_JSON,
@@ -107,6 +125,9 @@ const options = {
     env.BENCH_POSTGRES_URL ?? env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: env.BENCH_REDIS_URL ?? env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
 };
+if (options.cases.length > 0 && options.write) {
+  throw new Error('--cases runs part of the bench: add --no-write (docs/benchmarks.md holds whole runs)');
+}
 for (const key of ['durationSeconds', 'connections', 'warmupSeconds'] as const) {
   if (!Number.isFinite(options[key]) || options[key] < 0) throw new Error(`--${key}: not a number`);
 }
@@ -239,6 +260,40 @@ function selected(label: string): boolean {
 }
 
 /**
+ * --cases: pairs [a case, a case that needs it]; `{L}` stands for the database label (PGlite, PostgreSQL).
+ * A case is needed by another for its sizing (the prepared items of a fresh case are counted from the rate
+ * of the case before it) or as the baseline of its goal's ratio.
+ */
+const CASE_DEPENDS: [string, string][] = [
+  ['validate, used token ({L})', 'validate, fresh token ({L})'], // sizes its tokens
+  ['validate, fresh token ({L})', 'validate, used token ({L})'], // the replay goal's baseline
+  ['bare Koa + postgres.js UPDATE (PostgreSQL)', 'validate, fresh token (PostgreSQL)'], // the aim's floor
+  ['challenge init, invisible tier ({L})', 'challenge submit, invisible tier ({L})'], // sizes it
+  ['challenge init, invisible tier ({L})', 'challenge submit, wrong answer ({L})'], // sizes it
+  ['challenge init, invisible tier ({L})', 'challenge init, slide tier ({L})'], // the image goal's baseline
+  ['challenge init (Cap)', 'challenge init, invisible tier (PostgreSQL)'], // the init goal's baseline
+  ['validate, bystander idle ({L})', 'validate during a wrong-answer flood ({L})'], // the flood's baseline
+  ['challenge init (Cap)', 'challenge submit (Cap)'], // sizes it
+  ['validate, used token (Cap)', 'validate, fresh token (Cap)'], // sizes it
+  ['validate, replayed payload (ALTCHA)', 'validate, fresh payload (ALTCHA)'], // sizes it
+];
+
+/** Whether the case labelled `name` runs: asked for by --cases (or no --cases), or needed by one that runs. */
+function wanted(name: string, seen = new Set<string>()): boolean {
+  if (options.cases.length === 0) return true;
+  const lower = name.toLowerCase();
+  if (options.cases.some((item) => lower.includes(item))) return true;
+  seen.add(name);
+  for (const [dependency, dependent] of CASE_DEPENDS) {
+    for (const label of ['PGlite', 'PostgreSQL']) {
+      const user = dependent.replace('{L}', label);
+      if (dependency.replace('{L}', label) === name && !seen.has(user) && wanted(user, seen)) return true;
+    }
+  }
+  return false;
+}
+
+/**
  * A case that uses each prepared item once (fresh tokens, payloads, solved challenges): enough for the case
  * at twice `rate` (an estimate: the used-token rate, the warm-up's); a run that runs out is redone once with
  * enough for three times the rate it reached.
@@ -306,9 +361,25 @@ async function submitCase(
   await freshCase(meta, child, parties, { ...submit, rate, body: identity });
 }
 
+/** The cases apiCases runs on database `label` (their labels, as in the table). */
+const apiCaseNames = (label: string) =>
+  [
+    'validate, used token',
+    'validate, fresh token',
+    'issue, enterprise plan',
+    'challenge init, invisible tier',
+    'challenge init, slide tier',
+    'challenge submit, invisible tier',
+    'challenge submit, invisible tier, real puzzle, flat out',
+    'challenge submit, invisible tier, real puzzle',
+    'challenge submit, wrong answer',
+    'validate, bystander idle',
+    'validate during a wrong-answer flood',
+  ].map((name) => `${name} (${label})`);
+
 /** The API on one database: validate with used tokens, with fresh tokens, then issue, init and submit. */
 async function apiCases(label: string, apiEnv: Record<string, string>, parties: Parties): Promise<void> {
-  if (!selected(label)) return;
+  if (!selected(label) || !apiCaseNames(label).some((name) => wanted(name))) return;
   section(`API on ${label}`);
   const api = await Child.start(API_CHILD, apiEnv, API_NODE_FLAGS);
   // On PostgreSQL the tokens and challenges are prepared by a second API process on the same database (same
@@ -319,26 +390,32 @@ async function apiCases(label: string, apiEnv: Record<string, string>, parties: 
     const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
     const headers = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
 
-    const used = await prep.call<string[]>({ type: 'mint', appId: app.appId, count: 500, consume: true });
-    const usedSpec = { path: '/v1/validate', headers, body: cycle(used, tokenBody) };
-    await warmUp(api, usedSpec, warm);
-    const usedRun = await run(
-      ours(`validate, used token (${label})`, label, 'validate'),
-      api,
-      usedSpec,
-      parties,
-    );
+    let usedRate = 0;
+    if (wanted(`validate, used token (${label})`)) {
+      const used = await prep.call<string[]>({ type: 'mint', appId: app.appId, count: 500, consume: true });
+      const usedSpec = { path: '/v1/validate', headers, body: cycle(used, tokenBody) };
+      await warmUp(api, usedSpec, warm);
+      const usedRun = await run(
+        ours(`validate, used token (${label})`, label, 'validate'),
+        api,
+        usedSpec,
+        parties,
+      );
+      usedRate = usedRun.reqPerSec;
+    }
 
-    await freshCase(ours(`validate, fresh token (${label})`, label, 'validate'), api, parties, {
-      rate: usedRun.reqPerSec,
-      what: 'pass tokens',
-      prepare: (count) => prep.call<string[]>({ type: 'mint', appId: app.appId, count, consume: false }),
-      path: '/v1/validate',
-      headers,
-      body: tokenBody,
-    });
+    if (wanted(`validate, fresh token (${label})`)) {
+      await freshCase(ours(`validate, fresh token (${label})`, label, 'validate'), api, parties, {
+        rate: usedRate,
+        what: 'pass tokens',
+        prepare: (count) => prep.call<string[]>({ type: 'mint', appId: app.appId, count, consume: false }),
+        path: '/v1/validate',
+        headers,
+        body: tokenBody,
+      });
+    }
 
-    await issueCase(label, api, headers, parties);
+    if (wanted(`issue, enterprise plan (${label})`)) await issueCase(label, api, headers, parties);
     await challengeCases(label, api, prep, parties);
   } finally {
     if (prep !== api) await prep.stop();
@@ -369,28 +446,42 @@ async function issueCase(label: string, api: Child, warmHeaders: Record<string, 
 async function challengeCases(label: string, api: Child, prep: Child, parties: Parties) {
   const signals = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
   for (const tier of ['invisible-test-mode', 'slide'] as const) {
-    const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge: tier });
-    const body = JSON.stringify({ app_key: app.appKey, action: 'login', signals });
-    const spec = { path: '/v1/challenge/init', headers: {}, body: () => body };
-    await warmUp(api, spec, warm);
     const name = `challenge init, ${tier === 'slide' ? 'slide tier' : 'invisible tier'} (${label})`;
-    const m = await run(ours(name, label, 'init'), api, spec, parties, {
-      note: () => (tier === 'slide' ? undefined : 'test-mode app'),
-    });
+    let initRate = 0;
+    if (wanted(name)) {
+      const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge: tier });
+      const body = JSON.stringify({ app_key: app.appKey, action: 'login', signals });
+      const spec = { path: '/v1/challenge/init', headers: {}, body: () => body };
+      await warmUp(api, spec, warm);
+      const m = await run(ours(name, label, 'init'), api, spec, parties, {
+        note: () => (tier === 'slide' ? undefined : 'test-mode app'),
+      });
+      initRate = m.reqPerSec;
+    }
     if (tier !== 'invisible-test-mode') continue;
-    await submitCase(ours(`challenge submit, invisible tier (${label})`, label, 'submit'), api, parties, {
-      initRate: m.reqPerSec,
-      what: 'solved challenges',
-      prepare: async (count) =>
-        (await prep.call<SolvedChallenges>({ type: 'solved-challenges', appKey: app.appKey, count })).bodies,
-      path: '/v1/challenge/submit',
-      headers: {},
-      note: 'test-mode app: a one-hash puzzle (Argon2id, 8 KiB) any nonce solves',
-    });
-    if ((options.realPuzzle ?? options.peers) && label === 'PostgreSQL') {
+    if (wanted(`challenge submit, invisible tier (${label})`)) {
+      const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge: tier });
+      await submitCase(ours(`challenge submit, invisible tier (${label})`, label, 'submit'), api, parties, {
+        initRate,
+        what: 'solved challenges',
+        prepare: async (count) =>
+          (await prep.call<SolvedChallenges>({ type: 'solved-challenges', appKey: app.appKey, count }))
+            .bodies,
+        path: '/v1/challenge/submit',
+        headers: {},
+        note: 'test-mode app: a one-hash puzzle (Argon2id, 8 KiB) any nonce solves',
+      });
+    }
+    const realPuzzle = (suffix: string) =>
+      wanted(`challenge submit, invisible tier, real puzzle${suffix} (${label})`);
+    if (
+      (options.realPuzzle ?? options.peers) &&
+      label === 'PostgreSQL' &&
+      (realPuzzle('') || realPuzzle(', flat out'))
+    ) {
       await realPuzzleCase(label, api, prep, parties);
     }
-    await wrongAnswerCases(label, api, prep, parties, m.reqPerSec);
+    await wrongAnswerCases(label, api, prep, parties, initRate);
   }
 }
 
@@ -408,14 +499,17 @@ const FLOOD = { connections: 8, rate: 200 };
 async function wrongAnswerCases(label: string, api: Child, prep: Child, parties: Parties, initRate: number) {
   const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge: 'invisible' });
   const wrong = (count: number) => prep.call<string[]>({ type: 'wrong-submits', appKey: app.appKey, count });
-  await submitCase(ours(`challenge submit, wrong answer (${label})`, label, 'submit'), api, parties, {
-    initRate,
-    what: 'challenges answered wrong',
-    prepare: wrong,
-    path: '/v1/challenge/submit',
-    headers: {},
-    note: 'fresh challenges of the default policy, proof-of-work malformed: refused before any hash',
-  });
+  if (wanted(`challenge submit, wrong answer (${label})`)) {
+    await submitCase(ours(`challenge submit, wrong answer (${label})`, label, 'submit'), api, parties, {
+      initRate,
+      what: 'challenges answered wrong',
+      prepare: wrong,
+      path: '/v1/challenge/submit',
+      headers: {},
+      note: 'fresh challenges of the default policy, proof-of-work malformed: refused before any hash',
+    });
+  }
+  if (!wanted(`validate, bystander idle (${label})`)) return;
 
   const owner = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
   const headers = { 'X-App-Key': owner.appKey, 'X-App-Secret': owner.appSecret };
@@ -448,6 +542,7 @@ async function wrongAnswerCases(label: string, api: Child, prep: Child, parties:
     },
   );
 
+  if (!wanted(`validate during a wrong-answer flood (${label})`)) return;
   const floodBodies = await timed('preparing the flood', () =>
     wrong(Math.ceil(FLOOD.rate * options.durationSeconds * 1.3) + 200),
   );
@@ -543,31 +638,34 @@ async function realPuzzleCase(label: string, api: Child, prep: Child, parties: P
     connections,
     Math.floor(Math.min(REAL_PUZZLE_BURST, fits) / connections) * connections,
   );
-  const burst = submitSpec((await timed(`solving ${amount}`, () => solve(amount))).bodies);
-  // A burst of a few hundred is short: the process's own count (µs, its pool threads included) beside
-  // /proc's, whose 10 ms tick weighs ±10 ms over the burst.
-  const cpu = () => api.call<NodeJS.CpuUsage>({ type: 'cpu' }).then((c) => c.user + c.system);
-  const cpuBefore = await cpu();
-  await run(
-    ours(`challenge submit, invisible tier, real puzzle, flat out (${label})`, label, 'submit'),
-    api,
-    burst.spec,
-    parties,
-    {
-      load: { amount },
-      note: () =>
-        [`a burst of ${amount} submits as fast as answered; ${puzzle}`, burst.sent.note()]
-          .filter(Boolean)
-          .join('; '),
-    },
-  );
-  const precise = Math.round(((await cpu()) - cpuBefore) / amount);
-  const burstResult = results.at(-1)!;
-  burstResult.note = `${burstResult.note}; ${precise} µs of API CPU per submit by its process.cpuUsage`;
+  if (wanted(`challenge submit, invisible tier, real puzzle, flat out (${label})`)) {
+    const burst = submitSpec((await timed(`solving ${amount}`, () => solve(amount))).bodies);
+    // A burst of a few hundred is short: the process's own count (µs, its pool threads included) beside
+    // /proc's, whose 10 ms tick weighs ±10 ms over the burst.
+    const cpu = () => api.call<NodeJS.CpuUsage>({ type: 'cpu' }).then((c) => c.user + c.system);
+    const cpuBefore = await cpu();
+    await run(
+      ours(`challenge submit, invisible tier, real puzzle, flat out (${label})`, label, 'submit'),
+      api,
+      burst.spec,
+      parties,
+      {
+        load: { amount },
+        note: () =>
+          [`a burst of ${amount} submits as fast as answered; ${puzzle}`, burst.sent.note()]
+            .filter(Boolean)
+            .join('; '),
+      },
+    );
+    const precise = Math.round(((await cpu()) - cpuBefore) / amount);
+    const burstResult = results.at(-1)!;
+    burstResult.note = `${burstResult.note}; ${precise} µs of API CPU per submit by its process.cpuUsage`;
+  }
+  if (!wanted(`challenge submit, invisible tier, real puzzle (${label})`)) return;
 
   const { rate } = REAL_PUZZLE_LOAD;
-  const wanted = rate * options.durationSeconds;
-  const slowCount = Math.max(rate, Math.floor(Math.min(wanted, fits) / 2) * 2);
+  const slowWanted = rate * options.durationSeconds;
+  const slowCount = Math.max(rate, Math.floor(Math.min(slowWanted, fits) / 2) * 2);
   const seconds = slowCount / rate;
   // The API is idle while the other process solves: its idle CPU is measured then, a few seconds in.
   const idleBefore = new Promise<void>((resolve) => setTimeout(resolve, 3000)).then(() =>
@@ -611,89 +709,121 @@ async function redisIssueCase(
  * token validation; ALTCHA's challenge and the integrator's check of its payload (ALTCHA has no submit).
  */
 async function peerCases(label: string, childEnv: Record<string, string>, parties: Parties): Promise<void> {
+  const names = [
+    'challenge init (Cap)',
+    'challenge init (ALTCHA)',
+    'challenge submit (Cap)',
+    'validate, used token (Cap)',
+    'validate, fresh token (Cap)',
+    'validate, replayed payload (ALTCHA)',
+    'validate, fresh payload (ALTCHA)',
+  ];
+  if (!names.some((name) => wanted(name))) return;
   section(`Peers on ${label}: Cap (@cap.js/server 4.0.5), ALTCHA (altcha-lib 2.8.0)`);
   const peers = await Child.start('./peer-child.ts', childEnv);
   const meta = (name: string, flow: Flow, server: Server): CaseMeta => ({ name, group: label, flow, server });
   const json = { 'content-type': 'application/json' };
   try {
-    const capInit = { path: '/cap/challenge', headers: {}, body: () => '{}' };
-    await warmUp(peers, capInit, warm);
-    const capInitRun = await run(meta('challenge init (Cap)', 'init', 'cap'), peers, capInit, parties, {
-      note: () => "createChallenge at Cap's defaults (c=50, s=32, d=4): random token, one INSERT",
-    });
+    let capInitRate = 0;
+    if (wanted('challenge init (Cap)')) {
+      const capInit = { path: '/cap/challenge', headers: {}, body: () => '{}' };
+      await warmUp(peers, capInit, warm);
+      const capInitRun = await run(meta('challenge init (Cap)', 'init', 'cap'), peers, capInit, parties, {
+        note: () => "createChallenge at Cap's defaults (c=50, s=32, d=4): random token, one INSERT",
+      });
+      capInitRate = capInitRun.reqPerSec;
+    }
 
-    const altchaInit = { path: '/altcha/challenge', headers: {}, body: () => '{}' };
-    await warmUp(peers, altchaInit, warm);
-    await run(meta('challenge init (ALTCHA)', 'init', 'altcha'), peers, altchaInit, parties, {
-      note: () =>
-        'createChallenge as its README: one PBKDF2-SHA-256 × 5000 (the known counter), two HMACs, no storage',
-    });
+    if (wanted('challenge init (ALTCHA)')) {
+      const altchaInit = { path: '/altcha/challenge', headers: {}, body: () => '{}' };
+      await warmUp(peers, altchaInit, warm);
+      await run(meta('challenge init (ALTCHA)', 'init', 'altcha'), peers, altchaInit, parties, {
+        note: () =>
+          'createChallenge as its README: one PBKDF2-SHA-256 × 5000 (the known counter), two HMACs, no storage',
+      });
+    }
 
-    await submitCase(meta('challenge submit (Cap)', 'submit', 'cap'), peers, parties, {
-      initRate: capInitRun.reqPerSec,
-      what: 'Cap challenges (difficulty 1)',
-      prepare: (count) => peers.call<string[]>({ type: 'cap-solved', count }),
-      path: '/cap/redeem',
-      headers: json,
-      note:
-        'redeemChallenge: claim the challenge, 50 SHA-256, INSERT a token; prepared at d=1, not 4 ' +
-        '(same c and s: the same 50 hashes to verify)',
-      expect: 'accepted',
-    });
-    results.push({
-      ...meta('challenge submit (ALTCHA)', 'submit', 'altcha'),
-      skipped:
-        'not applicable: ALTCHA has no submit step, the payload goes with the form to the integrator (validate)',
-    });
+    if (wanted('challenge submit (Cap)')) {
+      await submitCase(meta('challenge submit (Cap)', 'submit', 'cap'), peers, parties, {
+        initRate: capInitRate,
+        what: 'Cap challenges (difficulty 1)',
+        prepare: (count) => peers.call<string[]>({ type: 'cap-solved', count }),
+        path: '/cap/redeem',
+        headers: json,
+        note:
+          'redeemChallenge: claim the challenge, 50 SHA-256, INSERT a token; prepared at d=1, not 4 ' +
+          '(same c and s: the same 50 hashes to verify)',
+        expect: 'accepted',
+      });
+    }
+    if (wanted('challenge submit (ALTCHA)')) {
+      results.push({
+        ...meta('challenge submit (ALTCHA)', 'submit', 'altcha'),
+        skipped:
+          'not applicable: ALTCHA has no submit step, the payload goes with the form to the integrator (validate)',
+      });
+    }
 
     const capBody = (token: string) => JSON.stringify({ token });
-    const capUsed = await peers.call<string[]>({ type: 'cap-tokens', count: 500, consume: true });
-    const capUsedSpec = { path: '/cap/validate', headers: json, body: cycle(capUsed, capBody) };
-    await warmUp(peers, capUsedSpec, warm);
-    const capUsedRun = await run(
-      meta('validate, used token (Cap)', 'validate', 'cap'),
-      peers,
-      capUsedSpec,
-      parties,
-      {
-        expect: 'rejected',
-        note: () => 'validateToken: one SHA-256, its row already claimed',
-      },
-    );
-    await freshCase(meta('validate, fresh token (Cap)', 'validate', 'cap'), peers, parties, {
-      rate: capUsedRun.reqPerSec,
-      what: 'Cap tokens',
-      prepare: (n) => peers.call<string[]>({ type: 'cap-tokens', count: n, consume: false }),
-      path: '/cap/validate',
-      headers: json,
-      body: capBody,
-      note: 'validateToken: one SHA-256, claim its row (DELETE … RETURNING); no app authentication',
-      expect: 'accepted',
-    });
+    let capUsedRate = 0;
+    if (wanted('validate, used token (Cap)')) {
+      const capUsed = await peers.call<string[]>({ type: 'cap-tokens', count: 500, consume: true });
+      const capUsedSpec = { path: '/cap/validate', headers: json, body: cycle(capUsed, capBody) };
+      await warmUp(peers, capUsedSpec, warm);
+      const capUsedRun = await run(
+        meta('validate, used token (Cap)', 'validate', 'cap'),
+        peers,
+        capUsedSpec,
+        parties,
+        {
+          expect: 'rejected',
+          note: () => 'validateToken: one SHA-256, its row already claimed',
+        },
+      );
+      capUsedRate = capUsedRun.reqPerSec;
+    }
+    if (wanted('validate, fresh token (Cap)')) {
+      await freshCase(meta('validate, fresh token (Cap)', 'validate', 'cap'), peers, parties, {
+        rate: capUsedRate,
+        what: 'Cap tokens',
+        prepare: (n) => peers.call<string[]>({ type: 'cap-tokens', count: n, consume: false }),
+        path: '/cap/validate',
+        headers: json,
+        body: capBody,
+        note: 'validateToken: one SHA-256, claim its row (DELETE … RETURNING); no app authentication',
+        expect: 'accepted',
+      });
+    }
 
     const altchaBody = (payload: string) => JSON.stringify({ altcha: payload });
-    const replayed = await peers.call<string[]>({ type: 'altcha-payloads', count: 500, consume: true });
-    const replaySpec = { path: '/altcha/verify', headers: json, body: cycle(replayed, altchaBody) };
-    await warmUp(peers, replaySpec, warm);
-    const replayRun = await run(
-      meta('validate, replayed payload (ALTCHA)', 'validate', 'altcha'),
-      peers,
-      replaySpec,
-      parties,
-      { expect: 'rejected', note: () => 'verifySolution passes, the INSERT finds its signature' },
-    );
-    await freshCase(meta('validate, fresh payload (ALTCHA)', 'validate', 'altcha'), peers, parties, {
-      rate: replayRun.reqPerSec,
-      what: 'ALTCHA payloads',
-      prepare: (n) => peers.call<string[]>({ type: 'altcha-payloads', count: n, consume: false }),
-      path: '/altcha/verify',
-      headers: json,
-      body: altchaBody,
-      note:
-        "integrator's check: verifySolution (two HMACs; the key signature spares PBKDF2), INSERT of the " +
-        'signature ON CONFLICT DO NOTHING; no app authentication',
-      expect: 'accepted',
-    });
+    let replayRate = 0;
+    if (wanted('validate, replayed payload (ALTCHA)')) {
+      const replayed = await peers.call<string[]>({ type: 'altcha-payloads', count: 500, consume: true });
+      const replaySpec = { path: '/altcha/verify', headers: json, body: cycle(replayed, altchaBody) };
+      await warmUp(peers, replaySpec, warm);
+      const replayRun = await run(
+        meta('validate, replayed payload (ALTCHA)', 'validate', 'altcha'),
+        peers,
+        replaySpec,
+        parties,
+        { expect: 'rejected', note: () => 'verifySolution passes, the INSERT finds its signature' },
+      );
+      replayRate = replayRun.reqPerSec;
+    }
+    if (wanted('validate, fresh payload (ALTCHA)')) {
+      await freshCase(meta('validate, fresh payload (ALTCHA)', 'validate', 'altcha'), peers, parties, {
+        rate: replayRate,
+        what: 'ALTCHA payloads',
+        prepare: (n) => peers.call<string[]>({ type: 'altcha-payloads', count: n, consume: false }),
+        path: '/altcha/verify',
+        headers: json,
+        body: altchaBody,
+        note:
+          "integrator's check: verifySolution (two HMACs; the key signature spares PBKDF2), INSERT of the " +
+          'signature ON CONFLICT DO NOTHING; no app authentication',
+        expect: 'accepted',
+      });
+    }
   } finally {
     await peers.stop();
   }
@@ -785,7 +915,7 @@ async function main(): Promise<void> {
     const url = new URL(options.postgresUrl);
     url.pathname = `/${name}`;
     try {
-      if (selected('PostgreSQL')) {
+      if (selected('PostgreSQL') && wanted('bare Koa + postgres.js UPDATE (PostgreSQL)')) {
         section('bare Koa + one postgres.js UPDATE (the floor for a validation)');
         await baselineCase(
           'bare Koa + postgres.js UPDATE (PostgreSQL)',
@@ -798,7 +928,9 @@ async function main(): Promise<void> {
       if (options.peers && selected('PostgreSQL')) {
         await peerCases('PostgreSQL', { DATABASE_URL: url.toString() }, { postgresDatabase: name });
       }
-      if (await redisReachable(options.redisUrl)) {
+      if (!wanted('issue, enterprise plan (PostgreSQL + Redis limiter)')) {
+        // not asked for (--cases)
+      } else if (await redisReachable(options.redisUrl)) {
         await redisIssueCase(
           'PostgreSQL + Redis limiter',
           { ...base, DATABASE_URL: url.toString(), REDIS_URL: options.redisUrl },
@@ -863,8 +995,19 @@ async function main(): Promise<void> {
       (options.profile ? ', profiler on for the profiled runs' : ''),
   };
   if (options.json) {
-    const { durationSeconds, connections, warmupSeconds, profile, peers, only, write, sources } = options;
-    const settings = { durationSeconds, connections, warmupSeconds, profile, peers, only, write, sources };
+    const { durationSeconds, connections, warmupSeconds, profile, peers, only, cases, write, sources } =
+      options;
+    const settings = {
+      durationSeconds,
+      connections,
+      warmupSeconds,
+      profile,
+      peers,
+      only,
+      cases: cases.join('|'),
+      write,
+      sources,
+    };
     writeJson(options.json, { ...info, options: settings }, shown, verdict);
     console.log(`\nwrote ${resolve(options.json)}`);
   }
@@ -964,7 +1107,9 @@ function goalsText(label = 'PostgreSQL'): string {
   const peak = peaks.length ? Math.max(...peaks) : undefined;
   judge(
     'peak RSS of one API process under the bench load ≤ 150 MiB',
-    peak === undefined ? undefined : `${Math.round(peak)} MiB`,
+    peak === undefined
+      ? undefined
+      : `${Math.round(peak)} MiB${options.cases.length ? ' (over the cases --cases ran only)' : ''}`,
     peak !== undefined && peak <= 150,
   );
   return [`Issue 14 goals on ${label}, judged by this run:`, ...lines].join('\n');
