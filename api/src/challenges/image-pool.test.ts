@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import type { ChallengeKind } from '@gatehouse/core/challenges';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings, PoolEmpty } from './image-pool.ts';
@@ -129,6 +130,31 @@ describe('ImagePool', () => {
     expect(p.size('slide') + p.size('click') + p.size('select')).toBe(2);
   });
 
+  it('while drawing fails, a take of an empty kind is shed at once instead of waiting; it waits again once renders succeed', async () => {
+    let broken = true;
+    const working = drawer();
+    const p = pool({
+      render: (kind) => (broken ? Promise.reject(new Error('renderer down')) : working.draw(kind)),
+      waiting: 8,
+      waitMs: 60_000,
+      retryMs: 30,
+    }).start();
+    await settle();
+    const outcome = (take: Promise<DrawnImage>) =>
+      Promise.race([
+        take.then(
+          () => 'served',
+          (e) => (e instanceof PoolEmpty ? 'shed' : 'failed'),
+        ),
+        settle().then(() => 'still waiting'),
+      ]);
+    expect(await outcome(p.take('click'))).toBe('shed');
+    expect(p.stats).toMatchObject({ served: 0, waited: 0, shed: 1 });
+    broken = false;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await outcome(p.take('click'))).toBe('served');
+  });
+
   it('IMAGE_POOL_SIZE, IMAGE_POOL_WORKERS and IMAGE_POOL_WAITING are read and checked', () => {
     expect(imagePoolSettings({})).toEqual({ perKind: 8, workers: 1, waiting: 64 });
     expect(
@@ -139,7 +165,7 @@ describe('ImagePool', () => {
   });
 });
 
-describe('ImageWorkers: real drawing in a worker thread', () => {
+describe('ImageWorkers: real drawing in renderer processes', () => {
   it('draws unique challenges of each kind, with images and a sealed-side answer', async () => {
     const workers = new ImageWorkers(1);
     try {
@@ -151,8 +177,60 @@ describe('ImageWorkers: real drawing in a worker thread', () => {
         expect(JSON.stringify(image.view)).toMatch(/data:image\/jpeg;base64,/);
         expect(image.answer).toBeTruthy();
       }
+      // Drawn in another process: this one's pid is not among the renderers'.
+      expect(workers.pids()).toHaveLength(1);
+      expect(workers.pids()).not.toContain(process.pid);
     } finally {
       await workers.close();
     }
+  });
+
+  it('a renderer killed (kill -9) fails its draws, draws fail at once while it is down, and it is restarted with a doubling backoff', async () => {
+    const events: string[] = [];
+    const workers = new ImageWorkers(1, {
+      restartMs: 100,
+      onEvent: (e) => events.push(`${e.type} ${e.detail}`),
+    });
+    const gone = (pid: number) =>
+      !existsSync(`/proc/${pid}`) || /State:\s+Z/.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    try {
+      await workers.draw('slide');
+      const [first] = workers.pids();
+      const inFlight = KINDS.map((kind) =>
+        workers.draw(kind).then(
+          () => 'drawn',
+          (e: Error) => e.message,
+        ),
+      );
+      process.kill(first!, 'SIGKILL');
+      const outcomes = await Promise.all(inFlight);
+      expect(outcomes).toContain('image renderer exited');
+      await expect.poll(() => gone(first!)).toBe(true);
+      // Down: no renderer to queue on, so the pool hears of it at once (and sheds).
+      expect(workers.pids()).toEqual([]);
+      await expect(workers.draw('click')).rejects.toThrow('no image renderer running');
+      // Restarted after 100 ms; killed again before it drew anything: the next wait doubles.
+      await expect.poll(() => workers.pids().length, { timeout: 5_000 }).toBe(1);
+      const second = workers.pids()[0]!;
+      expect(second).not.toBe(first);
+      process.kill(second, 'SIGKILL');
+      await expect.poll(() => workers.pids().length, { timeout: 5_000 }).toBe(0);
+      await expect.poll(() => workers.pids().length, { timeout: 5_000 }).toBe(1);
+      const third = workers.pids()[0]!;
+      expect(third).not.toBe(second);
+      // A render served resets the backoff.
+      expect((await workers.draw('select')).kind).toBe('select');
+      process.kill(third, 'SIGKILL');
+      await expect.poll(() => workers.pids().length, { timeout: 5_000 }).toBe(0);
+      await expect.poll(() => workers.pids().length, { timeout: 5_000 }).toBe(1);
+      expect((await workers.draw('click')).kind).toBe('click');
+      expect(
+        events.filter((e) => e.startsWith('exit')).map((e) => /restarting in (\d+) ms/.exec(e)?.[1]),
+      ).toEqual(['100', '200', '100']);
+      expect(workers.starts).toBe(4);
+    } finally {
+      await workers.close();
+    }
+    expect(workers.pids()).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
-import { Worker } from 'node:worker_threads';
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import type { ChallengeAnswer, ChallengeKind } from '@gatehouse/core/challenges';
 import { z } from 'zod';
 
@@ -10,11 +12,11 @@ export type ImagePoolOptions = {
   kinds: readonly ChallengeKind[];
   /** Challenges kept ready per kind: the memory bound (each is ~10-40 KB of base64 images). */
   perKind: number;
-  /** Draws off the request path (worker threads in production). */
+  /** Draws off the request path (renderer processes in production: ImageWorkers). */
   render: Draw;
   /**
-   * Draws on the request when the pool of a kind is empty and `waiting` is 0 (no worker threads to wait
-   * for: IMAGE_POOL_WORKERS=0 style set-ups and tests). With waiting > 0 it is never called.
+   * Draws on the request when the pool of a kind is empty and `waiting` is 0 (IMAGE_POOL_WAITING=0 set-ups
+   * and tests; it loads the canvas in the calling process). With waiting > 0 it is never called.
    */
   inline: Draw;
   /**
@@ -25,8 +27,8 @@ export type ImagePoolOptions = {
   /** How long a waiting take waits before it is shed. */
   waitMs?: number;
   /**
-   * Renders in flight at once, bounded so refills never queue unboundedly: RENDERS_PER_WORKER per worker
-   * thread in production.
+   * Renders in flight at once, bounded so refills never queue unboundedly: RENDERS_PER_WORKER per renderer
+   * process in production.
    */
   concurrency: number;
   /** Pause after a failed render before refilling again (no hot loop when drawing is broken). */
@@ -57,8 +59,9 @@ type Waiter = { resolve: (image: DrawnImage) => void; reject: (error: Error) => 
  * A bounded pool of unique, pre-drawn image challenges per kind. `take` removes what it returns, so a
  * challenge is served at most once; each take starts a background refill. Nothing is ever reused. When a
  * kind is empty, a take waits for the next render of that kind (a bounded number of takes, for a bounded
- * time) and beyond that is shed: drawing never lands on the event loop, so a flood of image inits costs the
- * requests behind it a pop and a seal, and whatever the workers can draw is what is served (issue 14).
+ * time) and beyond that is shed (at once while drawing fails): drawing never lands on the event loop, so a
+ * flood of image inits costs the requests behind it a pop and a seal, and whatever the renderers can draw is
+ * what is served (issue 14).
  */
 export class ImagePool {
   readonly #ready = new Map<ChallengeKind, DrawnImage[]>();
@@ -104,7 +107,7 @@ export class ImagePool {
       this.stats.inline++;
       return this.options.inline(kind);
     }
-    if (this.#waitingCount >= waiting) {
+    if (this.#waitingCount >= waiting || this.#nothingComing(kind)) {
       this.stats.shed++;
       throw new PoolEmpty(kind);
     }
@@ -123,6 +126,16 @@ export class ImagePool {
     });
     this.#refill();
     return promise;
+  }
+
+  /**
+   * Drawing is failing (the pool is pausing after a failed render: a renderer crashed or cannot start) and
+   * no render of the kind in flight is left for this take: waiting would only hold the request until
+   * `waitMs`, so it is shed at once.
+   */
+  #nothingComing(kind: ChallengeKind): boolean {
+    if (this.#pausedUntil <= Date.now()) return false;
+    return (this.#pending.get(kind) ?? 0) <= (this.#waiters.get(kind)?.length ?? 0);
   }
 
   #dropWaiter(kind: ChallengeKind, waiter: Waiter): void {
@@ -217,77 +230,169 @@ export class ImagePool {
 }
 
 /**
- * Renders handed to each worker thread at once: one drawing and one queued behind it, so a worker that
+ * Renders handed to each renderer process at once: one drawing and one queued behind it, so a renderer that
  * finishes starts the next challenge at once instead of idling until a busy event loop has taken its
- * result and posted the next request (under a flood of inits that round trip is what the loop is slowest
- * at). Two, not more: a render queued in a worker is one the pool cannot redirect to the kind in demand.
+ * result and sent the next request (under a flood of inits that round trip is what the loop is slowest
+ * at). Two, not more: a render queued in a renderer is one the pool cannot redirect to the kind in demand.
  */
 export const RENDERS_PER_WORKER = 2;
 
 type WorkerReply = { id: number; image?: DrawnImage; error?: string };
 
+type Slot = {
+  child: ChildProcess | undefined;
+  busy: number;
+  ids: Set<number>;
+  /** Consecutive exits without a render served in between: the restart backoff's exponent. */
+  failures: number;
+  restart: NodeJS.Timeout | undefined;
+};
+
+export type ImageWorkersOptions = {
+  /** The renderer's entry (default: image-worker.ts beside this file, image-worker.js in the bundle). */
+  entry?: string | URL;
+  /** Node flags of each renderer process. */
+  execArgv?: string[];
+  /** First restart delay after a renderer exits; doubled for each exit in a row, up to `maxRestartMs`. */
+  restartMs?: number;
+  maxRestartMs?: number;
+  /** A renderer's exit or restart, for the log. */
+  onEvent?: (event: { type: 'exit' | 'start'; pid: number | undefined; detail: string }) => void;
+};
+
 /**
- * Worker threads that draw challenges (`image-worker.ts`): canvas, fonts and encoding live there, off the
- * event loop. Each worker draws one challenge at a time; `draw` goes to the least busy one.
+ * The renderer's Node flags: small semi-spaces (drawing makes short-lived garbage, as the API runs with in
+ * api/Dockerfile) and an old generation far above its ~20 MiB live heap; a renderer past it dies and is
+ * restarted, the API untouched.
+ */
+const RENDERER_FLAGS = ['--max-semi-space-size=4', '--max-old-space-size=128'];
+
+/**
+ * Renderer processes that draw challenges (`image-worker.ts`, forked with an IPC channel in V8's structured
+ * serialization): the canvas library, Skia, its caches and the encoders live there, so the API process
+ * never loads them (issue 14: they added 40-45 MiB to the API as worker threads). Each renderer draws one
+ * challenge at a time; `draw` goes to the least busy running one. One that exits (a crash, kill -9, out of
+ * memory) fails its pending draws and is started again after a backoff (`restartMs` doubling up to
+ * `maxRestartMs`, back to the start once a restarted one has served a render); meanwhile `draw` fails at
+ * once and the pool sheds (ImagePool). A renderer exits when the API does, however it ended: its IPC
+ * channel closes and it leaves on `disconnect`.
  */
 export class ImageWorkers {
-  readonly #workers: { worker: Worker; busy: number; ids: Set<number> }[] = [];
+  readonly #slots: Slot[] = [];
   readonly #waiting = new Map<number, { resolve: (i: DrawnImage) => void; reject: (e: Error) => void }>();
+  readonly #options: Required<Omit<ImageWorkersOptions, 'onEvent'>> & Pick<ImageWorkersOptions, 'onEvent'>;
   #next = 0;
   #closed = false;
+  /** Renderer starts, the first ones included. */
+  starts = 0;
 
-  constructor(count: number) {
-    for (let i = 0; i < count; i++) this.#workers.push(this.#spawn());
+  constructor(count: number, options: ImageWorkersOptions = {}) {
+    this.#options = {
+      entry: options.entry ?? new URL('./image-worker.ts', import.meta.url),
+      execArgv: options.execArgv ?? RENDERER_FLAGS,
+      restartMs: options.restartMs ?? 500,
+      maxRestartMs: options.maxRestartMs ?? 30_000,
+      onEvent: options.onEvent,
+    };
+    for (let i = 0; i < count; i++) {
+      const slot: Slot = { child: undefined, busy: 0, ids: new Set(), failures: 0, restart: undefined };
+      this.#slots.push(slot);
+      this.#spawn(slot);
+    }
   }
 
-  /**
-   * A worker thread; one that exits (a crash, say) fails its pending draws and is replaced, a second later
-   * so that a worker failing at start-up cannot spin (the pool draws inline meanwhile).
-   */
-  #spawn(): { worker: Worker; busy: number; ids: Set<number> } {
-    // Small semi-spaces, as the API process itself runs (api/Dockerfile): drawing makes short-lived garbage.
-    const worker = new Worker(new URL('./image-worker.ts', import.meta.url), {
-      resourceLimits: { maxYoungGenerationSizeMb: 24 },
+  /** The process ids of the renderers running now. */
+  pids(): number[] {
+    return this.#slots.flatMap((s) => (s.child?.pid === undefined ? [] : [s.child.pid]));
+  }
+
+  #spawn(slot: Slot): void {
+    const entry = this.#options.entry;
+    const child = fork(entry instanceof URL ? fileURLToPath(entry) : entry, [], {
+      serialization: 'advanced',
+      execArgv: this.#options.execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    // A pool that is filling never keeps the process alive.
-    worker.unref();
-    const slot = { worker, busy: 0, ids: new Set<number>() };
-    worker.on('message', (reply: WorkerReply) => {
+    this.starts++;
+    slot.child = child;
+    // A pool that is filling never keeps the API alive.
+    child.unref();
+    child.channel?.unref();
+    this.#options.onEvent?.({ type: 'start', pid: child.pid, detail: `renderer ${this.starts}` });
+    child.on('message', (reply: WorkerReply) => {
+      if (!slot.ids.delete(reply.id)) return;
       slot.busy--;
-      slot.ids.delete(reply.id);
       const waiting = this.#waiting.get(reply.id);
       this.#waiting.delete(reply.id);
-      if (reply.image) waiting?.resolve(reply.image);
-      else waiting?.reject(new Error(reply.error ?? 'image worker failed'));
+      if (reply.image) {
+        slot.failures = 0;
+        waiting?.resolve(reply.image);
+      } else waiting?.reject(new Error(reply.error ?? 'image renderer failed'));
     });
-    worker.on('error', () => {});
-    worker.on('exit', () => {
-      for (const id of slot.ids) {
-        this.#waiting.get(id)?.reject(new Error('image worker exited'));
-        this.#waiting.delete(id);
-      }
-      setTimeout(() => {
-        const index = this.#workers.indexOf(slot);
-        if (index >= 0 && !this.#closed) this.#workers[index] = this.#spawn();
-      }, 1000).unref();
+    // A failed fork or send: 'exit' follows (or already came), which is where the slot is cleaned up.
+    child.on('error', () => {});
+    child.once('exit', (code, signal) => {
+      if (slot.child !== child) return;
+      slot.child = undefined;
+      this.#failPending(slot, 'image renderer exited');
+      if (this.#closed) return;
+      const delay = Math.min(this.#options.restartMs * 2 ** slot.failures, this.#options.maxRestartMs);
+      slot.failures++;
+      this.#options.onEvent?.({
+        type: 'exit',
+        pid: child.pid,
+        detail: `exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`,
+      });
+      slot.restart = setTimeout(() => {
+        slot.restart = undefined;
+        if (!this.#closed) this.#spawn(slot);
+      }, delay).unref();
     });
-    return slot;
+  }
+
+  #failPending(slot: Slot, message: string): void {
+    for (const id of slot.ids) {
+      this.#waiting.get(id)?.reject(new Error(message));
+      this.#waiting.delete(id);
+    }
+    slot.ids.clear();
+    slot.busy = 0;
   }
 
   draw: Draw = (kind) => {
-    const slot = this.#workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+    const running = this.#slots.filter((s) => s.child?.connected);
+    if (running.length === 0) return Promise.reject(new Error('no image renderer running'));
+    const slot = running.reduce((a, b) => (b.busy < a.busy ? b : a));
     const id = this.#next++;
     slot.busy++;
     slot.ids.add(id);
     return new Promise((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
-      slot.worker.postMessage({ id, kind });
+      slot.child?.send({ id, kind }, (error) => {
+        if (!error || !slot.ids.delete(id)) return;
+        slot.busy--;
+        this.#waiting.delete(id);
+        reject(error);
+      });
     });
   };
 
+  /** Stops every renderer and waits until each has exited; pending draws fail. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#workers.map((w) => w.worker.terminate()));
+    await Promise.all(
+      this.#slots.map(async (slot) => {
+        clearTimeout(slot.restart);
+        const child = slot.child;
+        if (!child) return;
+        this.#failPending(slot, 'image renderers closed');
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = once(child, 'exit');
+          child.kill();
+          await exited;
+        }
+      }),
+    );
   }
 }
 
@@ -298,7 +403,8 @@ const poolEnv = z.object({
 });
 
 /**
- * IMAGE_POOL_SIZE (challenges ready per kind; 0 draws every challenge inline), IMAGE_POOL_WORKERS and
+ * IMAGE_POOL_SIZE (challenges ready per kind; 0 draws every challenge inline), IMAGE_POOL_WORKERS (renderer
+ * processes, each drawing one challenge at a time) and
  * IMAGE_POOL_WAITING (requests that may wait for a render when their kind is empty; beyond them, 503; 0 draws
  * inline on the request instead, as before the pool).
  */

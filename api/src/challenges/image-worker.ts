@@ -1,18 +1,24 @@
-import { parentPort } from 'node:worker_threads';
 import { type ChallengeKind, generateChallenge, viewToJson } from '@gatehouse/core/challenges';
 
 /**
- * Worker-thread entry of the image pool (image-pool.ts): draws one challenge per message with fresh
- * randomness and answers with the view as JSON (data URLs) and the answer to seal.
+ * Renderer process of the image pool (image-pool.ts, `ImageWorkers`), forked by the API with an IPC
+ * channel: draws one challenge per message with fresh randomness and answers with the view as JSON (data
+ * URLs) and the answer to seal. The canvas library is loaded here, on the first drawing, never in the API.
+ * It leaves when the API does, however the API ended (exit, crash, kill -9): the channel closes, and
+ * `disconnect` follows.
  */
-parentPort?.on('message', async ({ id, kind }: { id: number; kind: ChallengeKind }) => {
+if (!process.send) {
+  console.error('image-worker: a renderer of the API (forked with an IPC channel); it does not run alone');
+  process.exit(2);
+}
+const send = process.send.bind(process);
+
+process.on('disconnect', () => process.exit(0));
+process.on('message', async ({ id, kind }: { id: number; kind: ChallengeKind }) => {
   try {
     const challenge = await generateChallenge(kind);
-    parentPort?.postMessage({
-      id,
-      image: { kind, view: viewToJson(challenge.view), answer: challenge.answer },
-    });
+    send({ id, image: { kind, view: viewToJson(challenge.view), answer: challenge.answer } });
   } catch (error) {
-    parentPort?.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
+    send({ id, error: error instanceof Error ? error.message : String(error) });
   }
 });

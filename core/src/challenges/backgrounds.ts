@@ -1,4 +1,5 @@
-import { type Canvas, createCanvas, ImageData, type SKRSContext2D } from '@napi-rs/canvas';
+import type { Canvas, ImageData, SKRSContext2D } from '@napi-rs/canvas';
+import { canvas as napiCanvas } from './canvas.ts';
 import { chance, int, type Random, range } from './random.ts';
 
 /**
@@ -34,7 +35,7 @@ function smallCanvas(width: number, height: number): Canvas {
   const key = `${width}x${height}`;
   let canvas = smallCanvases.get(key);
   if (!canvas) {
-    canvas = createCanvas(width, height);
+    canvas = napiCanvas().createCanvas(width, height);
     smallCanvases.set(key, canvas);
   }
   return canvas;
@@ -158,8 +159,8 @@ function scratch(width: number, height: number) {
   const key = `${width}x${height}`;
   let s = scratches.get(key);
   if (!s) {
-    const canvas = createCanvas(width, height);
-    const data = new ImageData(width, height);
+    const canvas = napiCanvas().createCanvas(width, height);
+    const data = new (napiCanvas().ImageData)(width, height);
     s = { canvas, data, pixels: new Uint32Array(data.data.buffer) };
     scratches.set(key, s);
   }

@@ -1,4 +1,5 @@
-import { type Canvas, createCanvas } from '@napi-rs/canvas';
+import type { Canvas } from '@napi-rs/canvas';
+import { canvas as napiCanvas } from './canvas.ts';
 import type { EncodedImage, ImageFormat } from './types.ts';
 
 /**
@@ -53,7 +54,7 @@ export function reusableCanvas(use: string, width: number, height: number): Canv
   const key = `${use}:${width}x${height}`;
   let canvas = canvases.get(key);
   if (!canvas) {
-    canvas = createCanvas(width, height);
+    canvas = napiCanvas().createCanvas(width, height);
     canvases.set(key, canvas);
   } else canvas.getContext('2d').reset();
   return canvas;

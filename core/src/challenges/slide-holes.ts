@@ -4,7 +4,8 @@
  * outline (a different count of tabs, another area), a decoy off the piece's row, or a placement whose
  * statistics tell which of the two holes is the real one.
  */
-import { Path2D } from '@napi-rs/canvas';
+import type { Path2D } from '@napi-rs/canvas';
+import { canvas } from './canvas.ts';
 import { pick, type Random } from './random.ts';
 
 /** Body of the puzzle piece (a square), the tab radius, and the padding that holds a tab. */
@@ -23,7 +24,7 @@ export type PieceSides = readonly [Side, Side, Side, Side];
  * dozens of canvas calls each time.
  */
 export function piecePath(sides: PieceSides): Path2D {
-  const path = new Path2D();
+  const path = new (canvas().Path2D)();
   const half = Math.sqrt(TAB_R ** 2 - TAB_OFFSET ** 2); // half the tab's opening on the edge
   const corners = [
     [0, 0],
