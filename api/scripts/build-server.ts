@@ -5,8 +5,9 @@ import { build, type Plugin } from 'esbuild';
 
 /**
  * `npm run build -w @gatehouse/api`: the main API as bundled JavaScript, `api/dist/server.js` and the chunks
- * it loads (some only on demand), plus the image worker beside it (`api/dist/image-worker.js`). It is what
- * the container runs (api/Dockerfile).
+ * it loads (some only on demand), plus the image renderer's entry beside it (`api/dist/image-worker.js`,
+ * the process the API forks to draw challenges: api/src/challenges/image-pool.ts). It is what the container
+ * runs (api/Dockerfile).
  *
  * Why a bundle: Node runs the TypeScript sources through its type stripper, which costs ~70 MiB of
  * resident memory per process (the stripper's WebAssembly and every module kept as source twice); the
@@ -16,8 +17,9 @@ import { build, type Plugin } from 'esbuild';
  *
  * The sources still ship beside the bundle: paths a module finds relative to itself (`import.meta.url`,
  * `import.meta.dirname`: migrations, the console's UI, the widget's sources, the datacenter ranges) are
- * rewritten to the module's original place, so they resolve as they do from the sources. A worker named
- * as `new URL('./x.ts', import.meta.url)` whose file is an entry below points at its bundled output.
+ * rewritten to the module's original place, so they resolve as they do from the sources. A process or
+ * worker entry named as `new URL('./x.ts', import.meta.url)` whose file is an entry below points at its
+ * bundled output.
  */
 const API = resolve(import.meta.dirname, '..');
 export const DIST = join(API, 'dist');
