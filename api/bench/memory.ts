@@ -1,14 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
-/** Resident memory of the server child over a measured run, in MiB; null where /proc is absent. */
+/**
+ * Resident memory of the server child over a measured run, in MiB; null where /proc is absent. The child's
+ * own processes (the image renderers it forks, api/src/challenges/image-pool.ts) are a separate figure:
+ * `peakMiB` is the API process alone, the issue 14 bound (≤ 150 MiB per API process).
+ */
 export interface RssSummary {
   beforeMiB: number | null;
   peakMiB: number | null;
   afterMiB: number | null;
+  /** The peak of the server's descendants' RSS, summed at each sample; null when it had none. */
+  childrenPeakMiB?: number | null;
+  /** The peak of the server's RSS plus its descendants', at the same sample. */
+  totalPeakMiB?: number | null;
 }
 
 /** VmRSS of `pid` from /proc/<pid>/status (kB there), in MiB. */
-function rssMiB(pid: number): number | null {
+export function rssMiB(pid: number): number | null {
   try {
     const line = readFileSync(`/proc/${pid}/status`, 'utf8')
       .split('\n')
@@ -20,24 +28,53 @@ function rssMiB(pid: number): number | null {
   }
 }
 
+/** The pids of a process's children and theirs (every thread's list in /proc); [] where /proc is absent. */
+export function descendantsOf(pid: number): number[] {
+  let children: number[];
+  try {
+    children = readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+  return children.flatMap((child) => [child, ...descendantsOf(child)]);
+}
+
+/** The summed RSS of `pid`'s descendants, in MiB; null when it has none. */
+function descendantsMiB(pid: number): number | null {
+  const sizes = descendantsOf(pid)
+    .map(rssMiB)
+    .filter((s): s is number => s !== null);
+  return sizes.length ? Math.round(sizes.reduce((a, b) => a + b, 0) * 10) / 10 : null;
+}
+
 /**
- * Samples the RSS of `pid` every `everyMs` from now until `stop()`. A timer in the load generator's process
- * is good enough: autocannon yields to the event loop between responses, and a sample costs one small read.
+ * Samples the RSS of `pid` (and of its descendants, apart) every `everyMs` from now until `stop()`. A timer
+ * in the load generator's process is good enough: autocannon yields to the event loop between responses,
+ * and a sample costs a few small reads.
  */
 export function sampleRss(pid: number, everyMs = 100): { stop(): RssSummary } {
   const beforeMiB = rssMiB(pid);
   let peakMiB = beforeMiB;
+  let childrenPeakMiB: number | null = null;
+  let totalPeakMiB: number | null = null;
+  const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
   const take = () => {
     const now = rssMiB(pid);
-    if (now !== null && (peakMiB === null || now > peakMiB)) peakMiB = now;
+    const children = descendantsMiB(pid);
+    peakMiB = max(peakMiB, now);
+    childrenPeakMiB = max(childrenPeakMiB, children);
+    if (now !== null) totalPeakMiB = max(totalPeakMiB, now + (children ?? 0));
     return now;
   };
+  take();
   const timer = setInterval(take, everyMs);
   return {
     stop() {
       clearInterval(timer);
       const afterMiB = take();
-      return { beforeMiB, peakMiB, afterMiB };
+      return { beforeMiB, peakMiB, afterMiB, childrenPeakMiB, totalPeakMiB };
     },
   };
 }

@@ -1,0 +1,125 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { Child } from './child.ts';
+import { type Measurement, measure } from './load.ts';
+import { descendantsOf, rssMiB } from './memory.ts';
+import { dockerfileNodeFlags } from './node-flags.ts';
+import type { CreatedApp } from './protocol.ts';
+
+/**
+ * Issue 14, memory: the API process's RSS (and its renderer processes', apart) under image init load, A/B
+ * between the API at a git revision (A, `--base`) and the working tree (B), both bundled and started with
+ * api/Dockerfile's flags, on one PostgreSQL database, interleaved (the order alternates each round). Each
+ * round drives each side with invisible inits, then slide inits (drawn by the image pool), flat out with 20
+ * connections; the same two processes serve every round, as one API process serves the whole bench.
+ *   npx node api/bench/renderer-memory.ts --base <rev> [--rounds 3] [--seconds 4]
+ * Only `api/` is taken from the revision; `@gatehouse/core` is the working tree's for both (the canvas
+ * loaded lazily: in A the worker threads load it into the API process anyway).
+ */
+const { values: flags } = parseArgs({
+  options: {
+    base: { type: 'string', default: 'HEAD' },
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '4' },
+  },
+});
+const ROUNDS = Number(flags.rounds);
+const SECONDS = Number(flags.seconds);
+const REPO = resolve(import.meta.dirname, '../..');
+
+mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
+const work = mkdtempSync(join(import.meta.dirname, 'dist', 'mem-'));
+const tree = join(work, 'tree');
+mkdirSync(tree);
+const archive = execFileSync('git', ['-C', REPO, 'archive', flags.base!, 'api'], { maxBuffer: 1 << 30 });
+execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
+const url0 = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const name = `gh_mem_${randomBytes(4).toString('hex')}`;
+const admin = postgres(url0, { max: 1, onnotice: () => {} });
+const children: Child[] = [];
+const signals = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
+const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+const mib = (n: number | null | undefined) => (n == null ? '-' : n.toFixed(1));
+try {
+  const { buildServer: buildBase } = await import(join(tree, 'api/scripts/build-server.ts'));
+  const { buildServer: buildNew } = await import('../scripts/build-server.ts');
+  await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
+  await buildNew(join(work, 'b'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
+  const child = (side: string) => `./${relative(import.meta.dirname, join(work, side, 'api-child.js'))}`;
+
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(url0);
+  url.pathname = `/${name}`;
+  const env = { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() };
+  const nodeFlags = dockerfileNodeFlags();
+  const servers = {
+    A: await Child.start(child('a'), env, nodeFlags),
+    B: await Child.start(child('b'), env, nodeFlags),
+  };
+  children.push(servers.A, servers.B);
+  const parties = { postgresDatabase: name };
+  const spec = async (server: Child, challenge: 'invisible-test-mode' | 'slide') => {
+    const app = await server.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge });
+    const body = JSON.stringify({ app_key: app.appKey, action: 'login', signals });
+    return { path: '/v1/challenge/init', headers: {}, body: () => body };
+  };
+  const specs = {
+    A: { invisible: await spec(servers.A, 'invisible-test-mode'), slide: await spec(servers.A, 'slide') },
+    B: { invisible: await spec(servers.B, 'invisible-test-mode'), slide: await spec(servers.B, 'slide') },
+  };
+  console.log(
+    `base ${flags.base}; API flags ${nodeFlags.join(' ')}; at rest: A ${mib(rssMiB(servers.A.pid))} MiB, ` +
+      `B ${mib(rssMiB(servers.B.pid))} MiB; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+  );
+  type Row = { api: number[]; children: number[]; total: number[]; served: number[] };
+  const rows = {
+    A: { api: [], children: [], total: [], served: [] },
+    B: { api: [], children: [], total: [], served: [] },
+  } as Record<'A' | 'B', Row>;
+  const ok = (m: Measurement) => `${Math.round((m.statuses['200'] ?? 0) / m.seconds)}/s served`;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
+      const server = servers[side];
+      const load = { connections: 20, durationSeconds: SECONDS, parties };
+      const inv = await measure(server, specs[side].invisible, load);
+      const img = await measure(server, specs[side].slide, load);
+      const api = Math.max(inv.rss.peakMiB ?? 0, img.rss.peakMiB ?? 0);
+      rows[side].api.push(api);
+      rows[side].children.push(img.rss.childrenPeakMiB ?? 0);
+      rows[side].total.push(Math.max(inv.rss.totalPeakMiB ?? 0, img.rss.totalPeakMiB ?? 0));
+      rows[side].served.push((img.statuses['200'] ?? 0) / img.seconds);
+      const kids = descendantsOf(server.pid);
+      console.log(
+        `round ${round} ${side}: API peak ${mib(inv.rss.peakMiB)} (invisible, ${ok(inv)}) · ${mib(img.rss.peakMiB)} MiB ` +
+          `(slide, ${ok(img)}, ${img.statuses['503'] ?? 0} shed); children ${kids.length} peak ${mib(img.rss.childrenPeakMiB)} MiB; ` +
+          `API + children peak ${mib(img.rss.totalPeakMiB)} MiB; API CPU ${img.cpu.server} us per slide init`,
+      );
+    }
+  }
+  for (const side of ['A', 'B'] as const) {
+    const r = rows[side];
+    console.log(
+      `${side}: API peak RSS max ${mib(Math.max(...r.api))} MiB (median of rounds ${mib(median(r.api))}); ` +
+        `renderer processes peak ${mib(Math.max(...r.children))} MiB; API + renderers ${mib(Math.max(...r.total))} MiB; ` +
+        `slide inits served ${Math.round(median(r.served))}/s (median)`,
+    );
+  }
+  console.log(
+    `B/A API peak ${(Math.max(...rows.B.api) / Math.max(...rows.A.api)).toFixed(2)}; B/A slide served ` +
+      `${(median(rows.B.served) / median(rows.A.served)).toFixed(2)}; load average after ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+  );
+} finally {
+  for (const c of children) await c.stop();
+  await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+  await admin.end();
+  rmSync(work, { recursive: true, force: true });
+}
