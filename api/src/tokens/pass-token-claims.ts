@@ -74,6 +74,58 @@ function prepareClaim(db: Database) {
   return (query as unknown as { _prepare(): ReturnType<typeof query.prepare> })._prepare();
 }
 
+/** How many tokens claimed by this process a ClaimMemory holds by default (~80 bytes each). */
+export const REMEMBERED_CLAIMS = 50_000;
+
+/**
+ * The tokens this process claimed, each until it expires, at most `capacity` of them (the oldest dropped
+ * first): a replay of one is answered without a database round trip (issue 14). Only what this process's
+ * own statement consumed is remembered, and a consumed row never becomes unconsumed, so what it recalls is
+ * what the database would say; a token it does not hold (claimed by another process, or dropped) goes to
+ * the database as before. The claim's idempotency key is kept so that a same-key retry, which must get
+ * the original verdict (the row), can still be sent to the database.
+ */
+export class ClaimMemory {
+  readonly #capacity: number;
+  /** Token id → its expiry (Unix seconds) when claimed without a key, else [expiry, key]; oldest first. */
+  readonly #entries = new Map<string, number | [number, string]>();
+
+  constructor(capacity = REMEMBERED_CLAIMS) {
+    if (!(capacity >= 1)) throw new Error('ClaimMemory: capacity must be at least 1');
+    this.#capacity = capacity;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Token `id`, expiring at `exp` (Unix seconds), was claimed by this process with idempotency key `key`. */
+  remember(id: string, exp: number, key: string | null, now = Date.now()): void {
+    this.#entries.delete(id);
+    // Expired tokens at the head go first; beyond the capacity, the oldest.
+    for (const [head, entry] of this.#entries) {
+      if (expiry(entry) * 1000 > now && this.#entries.size < this.#capacity) break;
+      this.#entries.delete(head);
+    }
+    if (exp * 1000 > now) this.#entries.set(id, key === null ? exp : [exp, key]);
+  }
+
+  /** The claim of token `id` by this process (its idempotency key), if remembered and not expired. */
+  recall(id: string, now = Date.now()): { key: string | null } | undefined {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) return undefined;
+    if (expiry(entry) * 1000 <= now) {
+      this.#entries.delete(id);
+      return undefined;
+    }
+    return { key: typeof entry === 'number' ? null : entry[1] };
+  }
+}
+
+function expiry(entry: number | [number, string]): number {
+  return typeof entry === 'number' ? entry : entry[0];
+}
+
 interface Claim {
   id: string;
   app: string;
@@ -102,6 +154,8 @@ export class PassTokenClaims {
   readonly #claiming = new Set<string>();
   /** Claiming statements sent and the claims they carried, since this batcher was made. */
   readonly stats = { statements: 0, claims: 0 };
+  /** The tokens this process's statements claimed: their replays need no statement (validatePassToken). */
+  readonly memory = new ClaimMemory();
 
   constructor(db: Database) {
     this.#statement = prepareClaim(db);

@@ -86,11 +86,14 @@ export interface ValidateOptions {
 
 /**
  * Validates a `pt_` token for `app`: 1. MAC and shape (no database touched for a forgery), 2. the token
- * belongs to this app, 3. lifetime, 4. atomic consumption in one prepared statement (a conditional UPDATE:
- * of any number of concurrent validations exactly one wins; the row read back in the same round trip, so a
- * replay costs the same as a fresh validation), 5. idempotent retries, 6. the client IP policy (a mismatch under
- * `reject` throws the `client_ip_mismatch` verdict; the token is spent all the same). Step 4 goes through
- * the database's claim batcher (pass-token-claims.ts): one statement for the validations of an event-loop turn.
+ * belongs to this app, 3. lifetime, 4. a replay of a token this process claimed is answered from its memory
+ * of them (pass-token-claims.ts, ClaimMemory: no database round trip; a same-key retry still goes on, for
+ * the original verdict), 5. atomic consumption in one statement (a conditional UPDATE: of any number of
+ * concurrent validations, across processes, exactly one wins; the row read back in the same round trip, so
+ * a replay of a token claimed elsewhere costs what a fresh validation does), 6. idempotent retries, 7. the
+ * client IP policy (a mismatch under `reject` throws the `client_ip_mismatch` verdict; the token is spent
+ * all the same). Step 5 goes through the database's claim batcher (pass-token-claims.ts): one statement for
+ * the validations of an event-loop turn.
  */
 export async function validatePassToken(
   db: Database,
@@ -103,16 +106,26 @@ export async function validatePassToken(
   if (!payload || payload.app !== app.id) throw new GatehouseError('token_not_found');
   if (payload.exp * 1000 <= Date.now()) throw new GatehouseError('token_expired');
 
+  const claims = passTokenClaims(db);
+  // Claimed by this process: spent. Only a retry with the claim's own key needs the row (its verdict).
+  const claimedHere = claims.memory.recall(payload.id);
+  const retry = options.idempotencyKey !== undefined && claimedHere?.key === options.idempotencyKey;
+  if (claimedHere && (options.keepToken || !retry)) {
+    throw new GatehouseError('token_already_used');
+  }
+
   let row: typeof passTokens.$inferSelect | undefined;
   if (options.keepToken) {
     [row] = await db.select().from(passTokens).where(eq(passTokens.id, payload.id)).limit(1);
     if (!row || row.appId !== app.id) throw new GatehouseError('token_not_found');
     if (row.consumedAt) throw new GatehouseError('token_already_used');
   } else {
-    const found = await passTokenClaims(db).claim(payload.id, app.id, options.idempotencyKey ?? null);
+    const key = options.idempotencyKey ?? null;
+    const found = await claims.claim(payload.id, app.id, key);
     if (!found || found.appId !== app.id) throw new GatehouseError('token_not_found');
     row = found;
-    if (!found.fresh) {
+    if (found.fresh) claims.memory.remember(payload.id, payload.exp, key);
+    else {
       // A retry is recognised only shortly after the first answer: a caller reusing one fixed key must not
       // turn every later replay into a valid verdict.
       const sameRetry =
