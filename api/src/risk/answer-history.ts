@@ -1,5 +1,6 @@
 import { clientKey } from '@gatehouse/core/ip';
 import type { Redis } from 'ioredis';
+import { memoByIp } from './ip-memo.ts';
 
 /**
  * What one address's recent image answers say about the next challenge from it (issue 15): consecutive
@@ -47,7 +48,8 @@ export interface AnswerHistory {
  * The history key of a client for one app (as the velocity counts: one integrator's users never move another's):
  * an IPv6 client is its /64 (`clientKey`), or a script would take a new address for every try.
  */
-export const historyKey = (appId: string, ip: string) => `${appId}:${clientKey(ip)}`;
+export const historyKey = (appId: string, ip: string) => `${appId}:${clientKeyOf(ip)}`;
+const clientKeyOf = memoByIp(clientKey);
 
 const decay = (value: number, since: number, now: number) =>
   value * 2 ** (-Math.max(0, now - since) / ANSWER_HISTORY.halfLifeMs);

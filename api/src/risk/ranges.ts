@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseIp } from '@gatehouse/core/ip';
 import ipaddr from 'ipaddr.js';
+import { memoByIp } from './ip-memo.ts';
 
 /** An address as an unsigned integer: 32 bits for IPv4, 128 for IPv6. */
 function toBigInt(addr: ipaddr.IPv4 | ipaddr.IPv6): bigint {
@@ -189,15 +190,12 @@ function readRanges(path: string): DatacenterRanges {
     intervals.push({ v6: start.v6, start: start.n, end: end.n, tag });
   });
   const table = new RangeTable(intervals);
-  return {
-    table,
-    providers,
-    about,
-    provider(ip) {
-      const tag = table.lookup(ip);
-      return tag === undefined ? undefined : providers[tag];
-    },
-  };
+  // Memoized per address: the risk engine asks on every init, mostly for addresses it saw a moment ago.
+  const provider = memoByIp((ip) => {
+    const tag = table.lookup(ip);
+    return tag === undefined ? undefined : providers[tag];
+  });
+  return { table, providers, about, provider };
 }
 
 /** Formats an interval's ends back to text (the refresh script writes them). */

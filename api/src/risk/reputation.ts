@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseIp } from '@gatehouse/core/ip';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { memoByIp } from './ip-memo.ts';
 
 /** Configurable IP reputation: CIDR lists of known-bad sources, hosting/datacenter ranges, and trusted networks. */
 /** An IP address or a CIDR range, as `compile` reads it; null when it is neither. */
@@ -65,7 +66,10 @@ export class Reputation {
     return new Reputation(raw, path);
   }
 
-  classify(ip: string): 'deny' | 'datacenter' | 'allow' | null {
+  /** Which list holds `ip` (deny first, then allow, then datacenter); memoized per address, the lists never change. */
+  readonly classify = memoByIp((ip: string) => this.#classify(ip));
+
+  #classify(ip: string): 'deny' | 'datacenter' | 'allow' | null {
     const addr = parseIp(ip);
     if (!addr) return null;
     const inAny = (ranges: Range[]) =>

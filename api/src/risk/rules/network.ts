@@ -1,4 +1,5 @@
 import { parseIp } from '@gatehouse/core/ip';
+import { memoByIp } from '../ip-memo.ts';
 import type { DatacenterRanges } from '../ranges.ts';
 import type { Reputation } from '../reputation.ts';
 import type { RiskFinding } from '../signals.ts';
@@ -14,13 +15,13 @@ export interface NetworkThresholds {
 }
 
 /** The network a user shares with neighbours: /24 for IPv4, /48 for IPv6. */
-export function networkPrefix(ip: string): string {
+export const networkPrefix = memoByIp(function networkPrefix(ip: string): string {
   const addr = parseIp(ip);
   if (!addr) return 'invalid';
   if (addr.kind() === 'ipv4') return `${addr.toByteArray().slice(0, 3).join('.')}.0/24`;
   const parts = (addr as import('ipaddr.js').IPv6).parts.slice(0, 3).map((p) => p.toString(16));
   return `${parts.join(':')}::/48`;
-}
+});
 
 /**
  * A hosting/datacenter address: enough on its own to leave the invisible tier (BASE_SCORE 10 + 25 = 35, the
@@ -60,7 +61,7 @@ export async function networkRules(
     else if (verdict === 'allow') out.push({ points: -15, reason: 'network.allow_list' });
     if (verdict === 'deny' || verdict === 'allow') listed = true;
   }
-  if (!listed && (hosted || datacenter?.table.lookup(input.ip) !== undefined))
+  if (!listed && (hosted || datacenter?.provider(input.ip) !== undefined))
     out.push({ points: DATACENTER_POINTS, reason: 'network.datacenter' });
   return { findings: out, ipRate };
 }

@@ -1,0 +1,18 @@
+/**
+ * What the risk engine derives from a client address (its network prefix, its client key, which
+ * datacenter range or reputation list holds it) depends on the address alone, yet each was worked out by
+ * parsing it again on every init: three parses with ipaddr.js, ~3% of an init's CPU (issue 14). Each such
+ * derivation is memoized per address string here. Bounded: past `max` addresses (an attack spraying
+ * them) the memo starts over rather than growing, and a miss costs what a parse cost before.
+ */
+export function memoByIp<T>(derive: (ip: string) => T, max = 10_000): (ip: string) => T {
+  const memo = new Map<string, T>();
+  return (ip) => {
+    const hit = memo.get(ip);
+    if (hit !== undefined || memo.has(ip)) return hit as T;
+    const value = derive(ip);
+    if (memo.size >= max) memo.clear();
+    memo.set(ip, value);
+    return value;
+  };
+}
