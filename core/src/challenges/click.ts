@@ -15,6 +15,7 @@ import {
   placeCircles,
   SHAPES,
   type Shape,
+  type SymbolStyle,
   symbolLook,
   vividColour,
 } from './shapes.ts';
@@ -64,6 +65,50 @@ function layout(rng: Random, count: number): Placed[] {
   }
 }
 
+/** Rec. 601 luma (0–255) of an HSL colour (h in degrees, s and l in %). */
+function hslLuma(h: number, s: number, l: number): number {
+  const k = (n: number) => (n + h / 30) % 12;
+  const a = (s / 100) * Math.min(l / 100, 1 - l / 100);
+  const f = (n: number) => 255 * (l / 100 - a * Math.max(-1, Math.min(k(n) - 3, 9 - k(n), 1)));
+  return 0.299 * f(0) + 0.587 * f(8) + 0.114 * f(4);
+}
+const hsl = (h: number, s: number, l: number): string =>
+  `hsl(${Math.round(h % 360)} ${Math.round(s)}% ${Math.round(l)}%)`;
+
+/**
+ * A scene symbol's fill in full detail: two colours apart in hue and at least 70 apart in luma (so the
+ * stripes read without colour vision too), in stripes at a random angle and pitch, and a broken outline.
+ * A person sees a striped shape against the soft background; a silhouette template, which looks for a
+ * uniform patch, scores the stripes as clutter.
+ */
+function texturedLook(rng: Random, r: number): Pick<SymbolStyle, 'fill' | 'stripes' | 'dash'> {
+  const light = range(rng, 0, 1) < 0.5;
+  const hue = range(rng, 0, 360);
+  const sat = range(rng, 60, 90);
+  const l1 = light ? range(rng, 65, 78) : range(rng, 24, 36);
+  let hue2 = 0;
+  let sat2 = 0;
+  let l2 = 0;
+  for (let i = 0; i < 20; i++) {
+    hue2 = hue + range(rng, 90, 270);
+    sat2 = range(rng, 60, 90);
+    l2 = light ? range(rng, 22, 34) : range(rng, 65, 80);
+    if (Math.abs(hslLuma(hue, sat, l1) - hslLuma(hue2 % 360, sat2, l2)) >= 70) break;
+    if (i === 19) l2 = light ? 12 : 90;
+  }
+  const period = range(rng, 5, Math.max(6, r / 3));
+  return {
+    fill: hsl(hue, sat, l1),
+    stripes: {
+      colour: hsl(hue2, sat2, l2),
+      angle: range(rng, 0, Math.PI),
+      period,
+      width: period * range(rng, 0.4, 0.6),
+    },
+    dash: [range(rng, 5, 9), range(rng, 2, 4)],
+  };
+}
+
 /** A small left-pointing-right chevron between prompt slots. */
 function chevron(ctx: SKRSContext2D, x: number, y: number): void {
   ctx.beginPath();
@@ -84,19 +129,21 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
   drawBackground(ctx, rng, { width: CLICK_WIDTH, height: CLICK_HEIGHT, detail });
 
   // 1. Symbols: distinct shapes, so "the star" is never ambiguous; colour and rotation random.
-  const shapes = sample(rng, SHAPES, int(rng, 4, 6));
+  const shapes = sample(rng, SHAPES, int(rng, 6, 8));
   const spots = layout(rng, shapes.length);
   shapes.forEach((shape, i) => {
     const s = spots[i] as Placed;
+    const full = detail === 'full';
+    const look = full ? texturedLook(rng, s.r) : { fill: vividColour(rng) };
     drawSymbol(ctx, {
       shape,
       x: s.x,
       y: s.y,
       r: s.r,
       rotation: range(rng, 0, Math.PI * 2),
-      fill: vividColour(rng),
       stroke: range(rng, 0, 1) < 0.5 ? 'rgba(255,255,255,0.85)' : 'rgba(20,20,20,0.75)',
-      ...(detail === 'full' ? symbolLook(rng) : {}),
+      ...look,
+      ...(full ? symbolLook(rng) : {}),
     });
   });
   // 2. Lines over the symbols and noise over everything: contour tracing sees broken, grainy outlines.
@@ -106,7 +153,7 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
   }
 
   // 3. Targets: 2–4 of the symbols, in random order, drawn as silhouettes at a fresh rotation.
-  const order = sample(rng, [...shapes.keys()], int(rng, 2, Math.min(4, shapes.length)));
+  const order = sample(rng, [...shapes.keys()], int(rng, 3, 4));
   const prompt = reusableCanvas('prompt', order.length * SLOT + (order.length - 1) * CHEVRON, SLOT);
   const pctx = prompt.getContext('2d');
   pctx.fillStyle = '#f4f4f4';

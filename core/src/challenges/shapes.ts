@@ -49,6 +49,13 @@ export interface SymbolStyle {
    */
   light?: { angle: number; alpha: number };
   warp?: { sx: number; sy: number; shear: number };
+  /**
+   * Stripes of a second colour over the fill (click's scene symbols): the shape reads as a textured region
+   * to a person, while its inside is no longer the uniform patch a silhouette template scores.
+   */
+  stripes?: { colour: string; angle: number; period: number; width: number };
+  /** A broken outline (dash and gap lengths, px): no closed contour of one colour to trace. */
+  dash?: number[];
 }
 
 /** Random lighting and distortion for a scene symbol (see SymbolStyle). */
@@ -159,6 +166,16 @@ export function drawSymbol(ctx: SKRSContext2D, s: SymbolStyle): void {
   traceShape(ctx, s.shape, s.r);
   ctx.fillStyle = s.fill;
   ctx.fill();
+  if (s.stripes) {
+    ctx.save();
+    ctx.clip();
+    ctx.rotate(s.stripes.angle);
+    ctx.fillStyle = s.stripes.colour;
+    const reach = s.r * 1.6;
+    for (let x = -reach; x < reach; x += s.stripes.period)
+      ctx.fillRect(x, -reach, s.stripes.width, 2 * reach);
+    ctx.restore();
+  }
   if (s.light) {
     const dx = Math.cos(s.light.angle) * s.r;
     const dy = Math.sin(s.light.angle) * s.r;
@@ -168,6 +185,7 @@ export function drawSymbol(ctx: SKRSContext2D, s: SymbolStyle): void {
     ctx.fillStyle = g;
     ctx.fill();
   }
+  if (s.dash) ctx.setLineDash(s.dash);
   ctx.lineJoin = 'round';
   ctx.lineWidth = s.lineWidth ?? Math.max(1.5, s.r / 9);
   ctx.strokeStyle = s.stroke;

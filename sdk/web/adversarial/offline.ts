@@ -1,14 +1,19 @@
 /**
- * The slide locators of page-solvers.js run outside the browser, on challenges drawn here, for quick
- * comparisons while changing the rendering (seconds instead of the harness's minutes). Same locator code
- * on the same encoded bytes; the images are decoded by Skia instead of Chromium, and nothing is entered or
- * submitted, so it measures where the locator lands, not whether the API accepts (the harness does that).
+ * The slide and click locators of page-solvers.js run outside the browser, on challenges drawn here, for
+ * quick comparisons while changing the rendering (seconds instead of the harness's minutes). Same locator
+ * code on the same encoded bytes; the images are decoded by Skia instead of Chromium, and nothing is entered
+ * or submitted, so it measures where the locator lands, not whether the API accepts (the harness does that).
+ * A click counts as located when every click lands in its own target, in order (what verifyClick checks
+ * apart from timing); the `per target` figure is the share of single targets hit.
  *
- *   npx node sdk/web/adversarial/offline.ts [--n 100] [--only slideOutline,slideHole,slideContent] [--seed off]
+ *   npx node sdk/web/adversarial/offline.ts [--n 100] [--only slideOutline,slideHole,slideContent,click] [--seed off]
+ *     [--save dir]   (click only: writes each scene and prompt as PNG, to look at what the locator saw)
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { generateClick } from '../../../core/src/challenges/click.ts';
 import { seededRandom } from '../../../core/src/challenges/random.ts';
 import { generateSlide, SLIDE_TOLERANCE_PX } from '../../../core/src/challenges/slide.ts';
 import { wilson } from './harness.ts';
@@ -18,9 +23,10 @@ const { values } = parseArgs({
     n: { type: 'string', default: '100' },
     only: { type: 'string', default: 'slideOutline,slideHole,slideContent' },
     seed: { type: 'string', default: 'off' },
+    save: { type: 'string' },
   },
 });
-type Locate = (input: unknown) => number[];
+type Locate = (input: unknown) => unknown;
 const page: { __adversary?: Record<string, Locate> } = {};
 new Function('window', readFileSync(new URL('page-solvers.js', import.meta.url), 'utf8'))(page);
 const adversary = page.__adversary as Record<string, Locate>;
@@ -35,23 +41,55 @@ async function pixels(image: { data: Buffer }) {
 
 const n = Number(values.n);
 const locators = values.only.split(',');
+const slideLocators = locators.filter((l) => l.startsWith('slide'));
+const clickLocators = locators.filter((l) => l.startsWith('click'));
 const hits = new Map(locators.map((l) => [l, 0]));
+const targetHits = new Map(clickLocators.map((l) => [l, [0, 0] as [number, number]]));
+const started = performance.now();
 for (let k = 0; k < n; k++) {
-  const c = await generateSlide(seededRandom(`${values.seed}-${k}`));
-  const input = {
-    bg: await pixels(c.view.background),
-    pc: await pixels(c.view.piece),
-    pieceY: c.view.pieceY,
-  };
-  for (const l of locators) {
-    const [x] = (adversary[l] as Locate)(input);
-    if (x !== undefined && Math.abs(x - c.answer.x) <= SLIDE_TOLERANCE_PX)
-      hits.set(l, (hits.get(l) ?? 0) + 1);
+  if (slideLocators.length) {
+    const c = await generateSlide(seededRandom(`${values.seed}-${k}`));
+    const input = {
+      bg: await pixels(c.view.background),
+      pc: await pixels(c.view.piece),
+      pieceY: c.view.pieceY,
+    };
+    for (const l of slideLocators) {
+      const [x] = (adversary[l] as (i: unknown) => number[])(input);
+      if (x !== undefined && Math.abs(x - c.answer.x) <= SLIDE_TOLERANCE_PX)
+        hits.set(l, (hits.get(l) ?? 0) + 1);
+    }
+  }
+  if (clickLocators.length) {
+    const c = await generateClick(seededRandom(`${values.seed}-click-${k}`));
+    if (values.save) {
+      mkdirSync(values.save, { recursive: true });
+      const toPng = async (img: { data: Buffer }, name: string) => {
+        const i = await loadImage(img.data);
+        const cv = createCanvas(i.width, i.height);
+        cv.getContext('2d').drawImage(i, 0, 0);
+        writeFileSync(join(values.save as string, name), cv.toBuffer('image/png'));
+      };
+      await toPng(c.view.image, `click-${k}.png`);
+      await toPng(c.view.promptImage, `click-${k}-prompt.png`);
+    }
+    const input = { scene: await pixels(c.view.image), strip: await pixels(c.view.promptImage) };
+    for (const l of clickLocators) {
+      const at = (adversary[l] as (i: unknown) => Array<{ x: number; y: number }>)(input);
+      const t = c.answer.targets;
+      const each = t.map((g, i) => at[i] !== undefined && Math.hypot(at[i].x - g.x, at[i].y - g.y) <= g.r);
+      const th = targetHits.get(l) as [number, number];
+      th[0] += each.filter(Boolean).length;
+      th[1] += t.length;
+      if (at.length === t.length && each.every(Boolean)) hits.set(l, (hits.get(l) ?? 0) + 1);
+    }
   }
 }
 for (const [l, k] of hits) {
   const [lo, hi] = wilson(k, n);
+  const th = targetHits.get(l);
   console.log(
-    `${l.padEnd(14)} located ${k}/${n} (95 % interval ${Math.round(lo * 100)}–${Math.round(hi * 100)} %)`,
+    `${l.padEnd(14)} located ${k}/${n} (95 % interval ${Math.round(lo * 100)}–${Math.round(hi * 100)} %)${th ? `, per target ${th[0]}/${th[1]}` : ''}`,
   );
 }
+console.log(`${((performance.now() - started) / 1000).toFixed(0)} s`);

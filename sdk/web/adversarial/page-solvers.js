@@ -239,34 +239,67 @@
             }
           }
         const rad = template.radius * s;
+        // Offsets into the RGBA buffer, computed once per rotation and scale (same sums, in the same order,
+        // as indexing each point afresh: only faster, so a page, or offline.ts, runs it in seconds).
+        const nIn = inside.length;
+        const inOff = new Int32Array(nIn);
+        for (let k = 0; k < nIn; k++) inOff[k] = (inside[k][1] * w + inside[k][0]) * 4;
+        const nOut = outside.length;
+        const outX = new Int32Array(nOut);
+        const outY = new Int32Array(nOut);
+        const outOff = new Int32Array(nOut);
+        for (let k = 0; k < nOut; k++) {
+          outX[k] = outside[k][0];
+          outY[k] = outside[k][1];
+          outOff[k] = (outside[k][1] * w + outside[k][0]) * 4;
+        }
         for (let cy = y0 + rad; cy < y1 - rad; cy += step)
           for (let cx = x0 + rad; cx < x1 - rad; cx += step) {
-            const mean = [0, 0, 0];
-            const sq = [0, 0, 0];
-            for (const [x, y] of inside) {
-              const i = ((Math.round(cy) + y) * w + Math.round(cx) + x) * 4;
-              for (let c = 0; c < 3; c++) {
-                mean[c] += d[i + c];
-                sq[c] += d[i + c] * d[i + c];
-              }
+            const rx = Math.round(cx);
+            const ry = Math.round(cy);
+            const base = (ry * w + rx) * 4;
+            let m0 = 0;
+            let m1 = 0;
+            let m2 = 0;
+            let q0 = 0;
+            let q1 = 0;
+            let q2 = 0;
+            for (let k = 0; k < nIn; k++) {
+              const i = base + inOff[k];
+              const a = d[i];
+              const b = d[i + 1];
+              const c = d[i + 2];
+              m0 += a;
+              q0 += a * a;
+              m1 += b;
+              q1 += b * b;
+              m2 += c;
+              q2 += c * c;
             }
-            const out = [0, 0, 0];
+            let o0 = 0;
+            let o1 = 0;
+            let o2 = 0;
             let n = 0;
-            for (const [x, y] of outside) {
-              const px = Math.round(cx) + x;
-              const py = Math.round(cy) + y;
+            for (let k = 0; k < nOut; k++) {
+              const px = rx + outX[k];
+              const py = ry + outY[k];
               if (px < 0 || py < 0 || px >= w || py >= h) continue;
-              const i = (py * w + px) * 4;
-              for (let c = 0; c < 3; c++) out[c] += d[i + c];
+              const i = base + outOff[k];
+              o0 += d[i];
+              o1 += d[i + 1];
+              o2 += d[i + 2];
               n++;
             }
-            let variance = 0;
-            let contrast = 0;
-            for (let c = 0; c < 3; c++) {
-              const m = mean[c] / inside.length;
-              variance += sq[c] / inside.length - m * m;
-              contrast += (m - out[c] / (n || 1)) ** 2;
-            }
+            const nn = n || 1;
+            const a0 = m0 / nIn;
+            const a1 = m1 / nIn;
+            const a2 = m2 / nIn;
+            let variance = q0 / nIn - a0 * a0;
+            variance += q1 / nIn - a1 * a1;
+            variance += q2 / nIn - a2 * a2;
+            let contrast = (a0 - o0 / nn) ** 2;
+            contrast += (a1 - o1 / nn) ** 2;
+            contrast += (a2 - o2 / nn) ** 2;
             results.push({ x: cx, y: cy, score: Math.sqrt(contrast) / Math.sqrt(variance + 100) });
           }
       }
