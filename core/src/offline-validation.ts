@@ -7,6 +7,7 @@ import type { CaptchaArgs } from './tokens/index.ts';
 import {
   CLOCK_SKEW_SECONDS,
   claimedKid,
+  LEGACY_OFFLINE_REASONS,
   type OfflineTokenPayload,
   offlineTokenState,
 } from './tokens/offline.ts';
@@ -105,6 +106,8 @@ export async function validateOfflineToken(
       pkg: null,
       solved_at: payload.iat,
       risk_score: payload.score,
+      // How the standby served it (tier, kind, keyboard, alternative); /v1/validate answers it as `risk`.
+      risk_reasons: [...(payload.rsn ?? LEGACY_OFFLINE_REASONS)],
     },
     offline: true,
   };

@@ -53,6 +53,8 @@ export interface StandbyDeps {
   separateInternal?: boolean;
   /** ALTERNATIVE_POW_SECONDS (config.ts); unset: read from the environment. */
   alternativeSeconds?: number;
+  /** KEYBOARD_POW_SECONDS (config.ts); unset: the main API's default. */
+  keyboardSeconds?: number;
 }
 
 const action = z
@@ -167,12 +169,17 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       const found = findApp(deps.snapshots, body.app_key);
       const referer = body.platform === 'web' ? (body.referer ?? (ctx.get('Referer') || null)) : null;
       ctx.body = success(
-        await startOfflineChallenge({ challenge: challengeKeys()[0]! }, found, {
-          action: body.action,
-          ip: ctx.ip,
-          platform: body.platform,
-          referer,
-        }),
+        await startOfflineChallenge(
+          { challenge: challengeKeys()[0]! },
+          found,
+          {
+            action: body.action,
+            ip: ctx.ip,
+            platform: body.platform,
+            referer,
+          },
+          deps.keyboardSeconds,
+        ),
       );
     });
     router.post('/v1/challenge/alternative', openCors, online, async function alternative(ctx) {

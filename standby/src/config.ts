@@ -4,6 +4,9 @@ import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { DEFAULT_REGION, STANDBY_REGION } from '@gatehouse/core/standby-keys';
 import { z } from 'zod';
 
+/** KEYBOARD_POW_SECONDS' default: the main API's (api/src/challenges/priced-pow.ts; a test holds them equal). */
+export const DEFAULT_KEYBOARD_POW_SECONDS = 4.5;
+
 /** The standby's environment, parsed once; `.env.example` at the root lists every key. */
 const schema = z.object({
   STANDBY_ROLE: z.enum(['bypass', 'fallback', 'both']).default('both'),
@@ -25,6 +28,8 @@ const schema = z.object({
   STANDBY_FAIL_AFTER: z.coerce.number().int().min(1).max(100).default(3),
   STANDBY_RECOVER_AFTER: z.coerce.number().int().min(1).max(100).default(3),
   STANDBY_SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
+  // The keyboard path's proof-of-work price, as the main API's (api/src/challenges/priced-pow.ts).
+  KEYBOARD_POW_SECONDS: z.coerce.number().min(0.05).max(60).default(DEFAULT_KEYBOARD_POW_SECONDS),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(LOG_FORMATS).default('auto'),
 });
@@ -54,6 +59,8 @@ export type StandbyConfig = {
   http: HttpLimits;
   /** ALTERNATIVE_POW_SECONDS: the accessible alternative's base price, as on the main API (docs/accessibility.md). */
   alternativeSeconds: number;
+  /** KEYBOARD_POW_SECONDS: what an image answered with the keyboard pays beside it, as on the main API. */
+  keyboardSeconds: number;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** auto: readable in a terminal, JSON otherwise. */
   logFormat: z.infer<typeof schema>['LOG_FORMAT'];
@@ -87,6 +94,7 @@ export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): Standby
     snapshotIntervalMs: e.STANDBY_SNAPSHOT_INTERVAL_MS,
     http: loadHttpLimits(env),
     alternativeSeconds: alternativeSettings(env).baseSeconds,
+    keyboardSeconds: e.KEYBOARD_POW_SECONDS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };

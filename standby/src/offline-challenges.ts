@@ -1,5 +1,8 @@
 import {
-  generateStandbyChallenge,
+  CHALLENGE_KINDS,
+  type ChallengeAnswer,
+  type ChallengeKind,
+  generateChallenge,
   MAX_ATTEMPTS,
   verifyChallenge,
   viewToJson,
@@ -10,6 +13,7 @@ import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
 import {
   createPuzzle,
   difficultyForScore,
+  difficultyForSeconds,
   nativeHasher,
   spotCheckSolutions,
   TEST_MODE_POW,
@@ -18,21 +22,46 @@ import {
 import { openJson, sealJson } from '@gatehouse/core/sealed';
 import { OFFLINE_TOKEN_TTL_SECONDS, type OfflineKeys } from '@gatehouse/core/tokens';
 import { z } from 'zod';
+import { DEFAULT_KEYBOARD_POW_SECONDS } from './config.ts';
 import { answerTicket } from './offline-tickets.ts';
 import type { SnapshotApp } from './snapshot.ts';
 
 /**
  * Offline verification on the `bypass.` hosts: a real check, not a rubber stamp. Every user solves a
- * proof-of-work and a simple slide challenge drawn locally (test-mode apps: a one-hash puzzle only). The
- * challenge is sealed with a key derived from the region's signing key, attempts and the single solve are recorded
- * in the shared store, and a solve yields a signed, short-lived `offline_` token bound to app and action.
+ * proof-of-work and the main API's image challenge, drawn locally (test-mode apps: a one-hash puzzle only):
+ * click or select by default, the slide only for an app whose policy names it (its `image_kinds`, in the
+ * snapshot), checked by core's verifyChallenge for its kind, one answer per picture, a keyboard answer with
+ * its own proof-of-work, the accessible alternative instead of the picture (offline-alternative.ts). The
+ * challenge is sealed with a key derived from the region's signing key, attempts and the single solve are
+ * recorded in the shared store, and a solve yields a signed, short-lived `offline_` token bound to app and
+ * action that says how it was earned (`rsn`: `standby`, the tier, the kind, keyboard or alternative).
  */
 export const CHALLENGE_TTL_SECONDS = 120;
 /** The standby has no risk history: every request pays the work of a moderately risky one. */
 const STANDBY_SCORE = 40;
 /** Every standby challenge is of the hard tier (a picture and a proof-of-work): the alternative's price follows it. */
 export const STANDBY_TIER = 'hard';
+/**
+ * What an app whose snapshot names no kinds (or none this standby knows) is served: the main API's defaults
+ * (api/src/risk/policy.ts DEFAULT_IMAGE_KINDS; a test holds them equal). Not the slide: a 40-line hole finder
+ * passes it about 3 times in 4 (docs/decisions.md), and an outage must not be the cheap way in.
+ */
+export const STANDBY_DEFAULT_KINDS: readonly ChallengeKind[] = ['click', 'select'];
 const hasher = nativeHasher();
+
+/** The kinds an app is served offline: those its snapshot names that this standby draws, else the defaults. */
+export function offlineImageKinds(app: Pick<SnapshotApp, 'image_kinds'>): readonly ChallengeKind[] {
+  const named = (app.image_kinds ?? []).filter((k): k is ChallengeKind =>
+    (CHALLENGE_KINDS as readonly string[]).includes(k),
+  );
+  return named.length > 0 ? [...new Set(named)] : STANDBY_DEFAULT_KINDS;
+}
+
+function pickKind(kinds: readonly ChallengeKind[]): ChallengeKind {
+  const bytes = new Uint8Array(1);
+  crypto.getRandomValues(bytes);
+  return kinds[bytes[0]! % kinds.length]!;
+}
 
 const sealed = z.object({
   id: z.string(),
@@ -43,18 +72,28 @@ const sealed = z.object({
   ref: z.string().nullable(),
   exp: z.number().int(),
   pow: z.unknown(),
+  /** The image's kind; absent from challenges sealed before the standby served more than its slide. */
+  kind: z.enum(['slide', 'click', 'select']).optional(),
+  /** The image's answer (trusted: only this region's key sealed it). */
   img: z.unknown().optional(),
+  /** The keyboard path's proof-of-work, due beside an answer made with the keyboard. */
+  kpow: z.unknown().optional(),
 });
 
 export async function startOfflineChallenge(
   keys: Pick<OfflineKeys, 'challenge'>,
   app: SnapshotApp,
   input: { action: string; ip: string; platform: string; referer: string | null },
+  keyboardSeconds = DEFAULT_KEYBOARD_POW_SECONDS,
 ) {
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
   const puzzle = createPuzzle(app.test_mode ? TEST_MODE_POW : difficultyForScore(STANDBY_SCORE));
-  const image = app.test_mode ? undefined : await generateStandbyChallenge();
+  const kind = app.test_mode ? undefined : pickKind(offlineImageKinds(app));
+  // As the main API draws them (api/src/challenges/kinds.ts), inline: a standby serves only during an outage.
+  const image = kind ? await generateChallenge(kind) : undefined;
+  // An image answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
+  const kpow = image ? createPuzzle(difficultyForSeconds(keyboardSeconds)) : undefined;
   const challenge = sealJson(
     keys.challenge,
     {
@@ -66,7 +105,7 @@ export async function startOfflineChallenge(
       ref: input.referer,
       exp,
       pow: puzzle,
-      img: image?.answer,
+      ...(image ? { kind: image.kind, img: image.answer, kpow } : {}),
     },
     app.id,
   );
@@ -79,13 +118,25 @@ export async function startOfflineChallenge(
     expires_in: CHALLENGE_TTL_SECONDS,
     pow: puzzle,
     // The accessible alternative is offered here too (offline-alternative.ts, docs/accessibility.md).
-    ...(image ? { image: { kind: 'slide', view: viewToJson(image.view), alternative: true } } : {}),
+    ...(image
+      ? {
+          image: {
+            kind: image.kind,
+            view: viewToJson(image.view),
+            alternative: true,
+            keyboard_pow: kpow,
+          },
+        }
+      : {}),
   };
 }
 
 /**
- * Checks a submission: 1. open the sealed challenge, 2. expiry, 3. count the attempt in the shared store,
- * 4. proof-of-work and slide, 5. mark the challenge solved once, 6. mint the `offline_` token.
+ * Checks a submission as the main API does (api/src/challenges/submit.ts): 1. open the sealed challenge,
+ * 2. expiry (the alternative's ticket's, when the answer carries one), 3. count the attempt in the shared
+ * store (one per picture), 4. the checks without a hash (the proofs' shape, the image answer for its kind),
+ * then one sub-puzzle among all the proofs, 5. mark the challenge solved once, 6. mint the `offline_` token,
+ * with the reasons that say how it was earned.
  */
 export async function submitOfflineChallenge(
   keys: { mint: () => Promise<OfflineKeys>; challenge: Buffer[] },
@@ -94,37 +145,46 @@ export async function submitOfflineChallenge(
   body: { challenge_id: string; challenge: string; pow?: unknown; answer?: unknown },
 ) {
   const c = openOfflineChallenge(keys.challenge, app, body);
+  const kind: ChallengeKind | undefined = c.img === undefined ? undefined : (c.kind ?? 'slide');
   const answer = (typeof body.answer === 'object' && body.answer) || {};
   // The accessible alternative's ticket, when the answer carries one: its proof stands for the picture.
-  const ticket = c.img === undefined ? undefined : answerTicket(keys.challenge, app.id, c.id, answer);
+  const ticket = kind === undefined ? undefined : answerTicket(keys.challenge, app.id, c.id, answer);
   const exp = ticket?.exp ?? c.exp;
   if (exp * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
   // The marks outlive whatever may still be redeemed (a ticket outlives its challenge): never a second solve.
   const ttl = Math.max(CHALLENGE_TTL_SECONDS, exp - Math.floor(Date.now() / 1000)) * 2;
   // Before anything is spent: a standby whose key was revoked mints nothing until its next snapshot.
   const minter = await keys.mint();
-  const limit = c.img ? MAX_ATTEMPTS.slide : 3;
+  const limit = kind ? MAX_ATTEMPTS[kind] : 3;
   const attempt = await store.countAttempt(`challenge:${c.id}`, ttl);
   if (attempt > limit)
     throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
 
-  // As on the main API (docs/pow.md, "Spot-checking one sub-puzzle"): the shape first, without a hash; the
-  // slide, without a hash; then ONE sub-puzzle, picked after the submit arrived. A challenge gets one draw
-  // ever (the `pow:` mark), taken by its first well-formed submit with a right slide or by a malformed one,
-  // so a refused proof-of-work burns the challenge and skipping sub-puzzles saves no work per success.
-  // A ticket's proof stands for the picture: its shape is checked like the slide (a malformed one costs an
-  // attempt), and its sub-puzzles join the challenge's in the one spot check, so a submit costs one hash.
-  const ticketPow = ticket && 'pow' in answer ? answer.pow : undefined;
-  const formed = wellFormedSolution(c.pow, body.pow) !== null;
+  // As on the main API (docs/pow.md, "Spot-checking one sub-puzzle"): the shapes first, without a hash; the
+  // image answer, without a hash; then ONE sub-puzzle among all the proofs, picked after the submit arrived.
+  // A challenge gets one draw ever (the `pow:` mark), taken by its first well-formed submit with a right
+  // answer or by a malformed one, so a refused proof-of-work burns the challenge and skipping sub-puzzles
+  // saves no work per success. The extra proof in the answer: the alternative's ticket's instead of the
+  // picture, or the keyboard's beside it (a keyboard answer without it is refused and spends the challenge).
+  const keyboard = !ticket && c.kpow !== undefined && 'input' in answer && answer.input === 'keyboard';
+  // Click and select answers are lists; made with the keyboard they come as `{input, picks, pow}`.
+  const picks = keyboard && kind !== 'slide' && 'picks' in answer ? answer.picks : undefined;
+  const extra = ticket ? ticket.pow : keyboard ? c.kpow : undefined;
+  const extraSolution = extra !== undefined && 'pow' in answer ? answer.pow : undefined;
+  const formed =
+    wellFormedSolution(c.pow, body.pow) !== null &&
+    (extra === undefined || wellFormedSolution(extra, extraSolution) !== null);
   const imageOk =
-    c.img === undefined ||
-    (ticket
-      ? wellFormedSolution(ticket.pow, ticketPow) !== null
-      : verifyChallenge('slide', c.img as never, body.answer).ok);
+    kind === undefined ||
+    ticket !== undefined ||
+    verifyChallenge(kind, c.img as ChallengeAnswer, picks ?? body.answer).ok;
   let powOk = formed;
   if (!formed || imageOk) {
     const draw = await store.consumeOnce(`pow:${c.id}`, ttl);
-    const pairs = [[c.pow, body.pow] as const, ...(ticket ? [[ticket.pow, ticketPow] as const] : [])];
+    const pairs = [
+      [c.pow, body.pow] as const,
+      ...(extra === undefined ? [] : [[extra, extraSolution] as const]),
+    ];
     powOk = formed && draw === 'consumed' && (await spotCheckSolutions(pairs, hasher ? { hasher } : {}));
   }
   if (!powOk || !imageOk) {
@@ -148,8 +208,28 @@ export async function submitOfflineChallenge(
     plat: c.plat,
     ref: c.ref,
     score: STANDBY_SCORE,
+    rsn: offlineReasons(kind, { keyboard, alternative: ticket !== undefined }),
   });
   return { pass_token: token, challenge_id: c.id, expires_in: OFFLINE_TOKEN_TTL_SECONDS };
+}
+
+/**
+ * How an `offline_` token was earned, for the integrator (/v1/validate's `risk.reasons`, /api/validate's
+ * `captcha_args.risk_reasons`): always `standby`; the tier (`tier.hard` with a picture, `tier.invisible`
+ * for a test-mode app's proof-of-work alone); the picture's kind; and, as on the main API,
+ * `challenge.keyboard` or `challenge.alternative` for how the picture was answered.
+ */
+export function offlineReasons(
+  kind: ChallengeKind | undefined,
+  how: { keyboard: boolean; alternative: boolean },
+): string[] {
+  return [
+    'standby',
+    kind === undefined ? 'tier.invisible' : `tier.${STANDBY_TIER}`,
+    ...(kind ? [`challenge.${kind}`] : []),
+    ...(how.keyboard ? ['challenge.keyboard'] : []),
+    ...(how.alternative ? ['challenge.alternative'] : []),
+  ];
 }
 
 /** The sealed challenge, opened with any of the region's live keys: a rotation between init and submit must not void it. */

@@ -22,6 +22,10 @@ export const snapshotSchema = z.object({
       test_mode: z.boolean(),
       client_ip_policy: z.string(),
       allowed_domains: z.array(z.string()),
+      // The image kinds the app's risk policy serves (defaults filled in by the main API). Absent from
+      // snapshots written before the standby served them; kinds this standby does not know are ignored,
+      // never a reason to refuse the whole snapshot (offline-challenges.ts picks among the rest).
+      image_kinds: z.array(z.string().max(32)).max(16).optional(),
     }),
   ),
 });

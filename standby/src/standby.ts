@@ -115,6 +115,7 @@ export async function startStandby(
       controlToken: syncToken,
       separateInternal: config.internalPort !== undefined,
       alternativeSeconds: config.alternativeSeconds,
+      keyboardSeconds: config.keyboardSeconds,
     });
     const port = role === 'bypass' ? config.bypassPort : config.fallbackPort;
     const server = await listenHttp(app.callback(), port, config.host, config.http);

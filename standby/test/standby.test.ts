@@ -143,13 +143,15 @@ describe('standby: service_online, failover, offline tokens', () => {
     standby.health.setMode('auto');
   });
 
-  it('offline verification is a real check: proof-of-work and a slide for ordinary apps', async () => {
+  it('offline verification is a real check: proof-of-work and a picture (click or select by default) for ordinary apps', async () => {
     standby.health.setMode('serve');
     const init = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
       app_key: strictApp.appKey,
       action: 'login',
     });
-    expect(init.body.data).toMatchObject({ tier: 'hard', offline: true, image: { kind: 'slide' } });
+    expect(init.body.data).toMatchObject({ tier: 'hard', offline: true, image: { alternative: true } });
+    // The main API's default kinds: the slide only for an app that names it (offline-kinds.test.ts).
+    expect(['click', 'select']).toContain(init.body.data.image.kind);
     const pow = await solvePuzzle(init.body.data.pow as Puzzle);
     const body = {
       app_key: strictApp.appKey,
@@ -157,9 +159,9 @@ describe('standby: service_online, failover, offline tokens', () => {
       challenge: init.body.data.challenge,
       pow,
     };
-    const noSlide = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, body);
-    expect(noSlide.status).toBe(422);
-    expect(noSlide.body.error).toBe('invalid_answer');
+    const noAnswer = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, body);
+    expect(noAnswer.status).toBe(422);
+    expect(noAnswer.body.error).toBe('invalid_answer');
     const forged = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, {
       ...body,
       // Never the genuine challenge: about 1 in 300 already ends in "AA".

@@ -11,6 +11,7 @@ import {
 import type Router from '@koa/router';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
+import { resolvePolicy } from '../risk/policy.ts';
 
 /**
  * What a standby host needs to serve alone: every app's credentials and settings, and its region's
@@ -33,6 +34,8 @@ export interface StandbySnapshot {
     test_mode: boolean;
     client_ip_policy: string;
     allowed_domains: string[];
+    /** The image kinds its policy serves (defaults filled in): the standby's offline challenge draws from them. */
+    image_kinds: string[];
   }[];
 }
 
@@ -83,6 +86,7 @@ export function standbyRoutes(router: Router, deps: Deps): void {
         test_mode: app.testMode,
         client_ip_policy: app.clientIpPolicy,
         allowed_domains: app.allowedDomains,
+        image_kinds: [...resolvePolicy(app.riskPolicy).image_kinds],
       })),
     };
     ctx.set('Cache-Control', 'no-store');

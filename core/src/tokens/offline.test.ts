@@ -1,10 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { deriveKey, macKey } from '../crypto.ts';
+import { openToken } from './codec.ts';
 import {
   CLOCK_SKEW_SECONDS,
   claimedKid,
+  MAX_OFFLINE_REASONS,
+  OFFLINE_PREFIX,
   OFFLINE_TOKEN_MAX_LIFETIME_SECONDS,
   OfflineKeys,
+  offlineTokenPayload,
   offlineTokenState,
 } from './offline.ts';
 
@@ -53,5 +58,30 @@ describe('offline tokens', () => {
     expect(offlineTokenState({ ...t, exp: now + OFFLINE_TOKEN_MAX_LIFETIME_SECONDS + 1 })).toBe('too_long');
     expect(offlineTokenState({ ...t, exp: now + 365 * 86_400 })).toBe('too_long');
     expect(offlineTokenState({ ...t, exp: now - 1 })).toBe('too_long');
+  });
+  it('carry how they were earned (`rsn`); a token without it, as minted before, still opens', () => {
+    const keys = new OfflineKeys(randomBytes(32), 'k1');
+    const rsn = ['standby', 'tier.hard', 'challenge.click', 'challenge.alternative'];
+    expect(keys.open(keys.seal({ ...payload, rsn }))).toEqual({ kid: 'k1', ...payload, rsn });
+    const legacy = keys.open(keys.seal(payload));
+    expect(legacy).toEqual({ kid: 'k1', ...payload });
+    expect(legacy && 'rsn' in legacy).toBe(false);
+    // Sealed whatever it says, a malformed list is refused by every checker.
+    expect(keys.open(keys.seal({ ...payload, rsn: ['Not A Reason'] }))).toBeNull();
+    const many = Array.from({ length: MAX_OFFLINE_REASONS + 1 }, (_, i) => `r${i}`);
+    expect(keys.open(keys.seal({ ...payload, rsn: many }))).toBeNull();
+  });
+  it('a checker that predates `rsn` opens a token that carries it (unknown keys are dropped; the MAC covers them)', () => {
+    // An older checker: the same derived MAC key and codec, its schema without `rsn`.
+    const raw = randomBytes(32);
+    const token = new OfflineKeys(raw, 'k1').seal({ ...payload, rsn: ['standby', 'tier.hard'] });
+    const olderKey = macKey(deriveKey(raw, 'offline-token-mac'));
+    const olderSchema = offlineTokenPayload.omit({ rsn: true });
+    expect(openToken(OFFLINE_PREFIX, olderKey, token, olderSchema)).toEqual({ kid: 'k1', ...payload });
+    // The reasons are under the MAC: changing them breaks it.
+    const [body, mac] = token.slice(OFFLINE_PREFIX.length).split('.') as [string, string];
+    const json = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    const altered = Buffer.from(JSON.stringify({ ...json, rsn: ['standby'] })).toString('base64url');
+    expect(openToken(OFFLINE_PREFIX, olderKey, `${OFFLINE_PREFIX}${altered}.${mac}`, olderSchema)).toBeNull();
   });
 });

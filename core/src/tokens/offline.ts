@@ -27,6 +27,13 @@ export const CLOCK_SKEW_SECONDS = 30;
 
 export const STANDBY_KID = /^[A-Za-z0-9_-]{1,32}$/;
 
+/** One reason in an `offline_` token: short, of the risk engine's alphabet (`area.name`, `name:+10`). */
+export const OFFLINE_REASON = /^[a-z0-9_.:+-]{1,40}$/;
+/** Few: the token travels in a form field and `claimedKid` reads at most 1024 characters of it. */
+export const MAX_OFFLINE_REASONS = 8;
+/** Every `offline_` token comes from a standby: what a checker reports for one minted before tokens said more. */
+export const LEGACY_OFFLINE_REASONS: readonly string[] = ['standby'];
+
 export const offlineTokenPayload = z.object({
   kid: z.string().regex(STANDBY_KID),
   id: z.string().min(1).max(64),
@@ -38,6 +45,13 @@ export const offlineTokenPayload = z.object({
   plat: z.string().max(32),
   ref: z.string().max(2048).nullable(),
   score: z.number().int().min(0).max(100),
+  /**
+   * How the token was earned, for the integrator (`standby`, `tier.hard`, `challenge.click`,
+   * `challenge.keyboard`, `challenge.alternative`): read by every checker as `captcha_args.risk_reasons`.
+   * Optional: tokens minted before it existed carry none and still validate (and a checker that predates
+   * it ignores it, since unknown keys are dropped, so minting hosts may be upgraded first).
+   */
+  rsn: z.array(z.string().regex(OFFLINE_REASON)).max(MAX_OFFLINE_REASONS).optional(),
 });
 export type OfflineTokenPayload = z.infer<typeof offlineTokenPayload>;
 

@@ -16,9 +16,9 @@ import { type PageServer, startPageServer } from './page-server.ts';
 
 /*
  * Issue 15 item 4 during an outage, in Debian's Chromium: the main API is down, the widget verifies through
- * a standby's bypass host, and a person who cannot see the slide takes the accessible alternative there,
- * by keyboard only, axe-clean in the light and the dark theme. Real processes: the main API (paused: its
- * port refuses connections), a standby in its own listener with an in-memory store (no Redis), and the
+ * a standby's bypass host, and a person who cannot see the picture (click or select, the main API's
+ * default kinds) takes the accessible alternative there, by keyboard only, axe-clean in the light and the
+ * dark theme. Real processes: the main API (paused: its port refuses connections), a standby in its own listener with an in-memory store (no Redis), and the
  * integrator's page serving the gatehouse.js the API built (with the standby list in it).
  */
 const run = chromiumAvailable() && (await databaseAvailable());
@@ -39,7 +39,7 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
     bypassUrl = `http://127.0.0.1:${bypassPort}`;
     const store = new MemoryConsumptionStore();
     api = await startTestApi({ STANDBY_BYPASS_URLS: bypassUrl }, undefined, { offlineStore: store });
-    // Not test mode: the standby shows its slide (and so offers the alternative).
+    // Not test mode, the default policy: the standby shows a click or select challenge (and so offers the alternative).
     app = await api.createApp({ name: 'standby-alternative' });
     standby = await startStandby(
       loadStandbyConfig({
@@ -76,7 +76,7 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
   });
 
   for (const theme of THEMES) {
-    it(`${theme}: main API down, keyboard only: the link under the standby's slide, focus on the status, progress said, back to the puzzle and on again, axe-clean, an offline_ token, focus back on the box`, async () => {
+    it(`${theme}: main API down, keyboard only: the link under the standby's click or select challenge, focus on the status, progress said, back to the puzzle and on again, axe-clean, an offline_ token, focus back on the box`, async () => {
       await standby.widget.refresh();
       await standby.snapshots.refresh();
       context = await browser.newContext({ viewport: { width: 900, height: 700 }, colorScheme: theme });
@@ -87,6 +87,11 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
         if (r.url().includes('/v1/challenge/'))
           hosts.push(`${new URL(r.url()).origin}${new URL(r.url()).pathname}`);
       });
+      // The kind the standby served: the main API's defaults, never the slide (docs/failover.md).
+      const served = page.waitForResponse(
+        (r) => r.url() === `${bypassUrl}/v1/challenge/init` && r.status() === 200,
+        { timeout: 45_000 },
+      );
       await page.goto(site.page(`/s-${theme}.html`, landmarkPage(theme)));
       await page.waitForFunction(() => 'Gatehouse' in window);
       await api.pause();
@@ -95,7 +100,9 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
         await render(page, { appKey: app.appKey, mode: 'embedded', apiServer: api.url, theme });
         await page.locator('.stage').waitFor({ state: 'visible', timeout: 30_000 });
         expect(hosts).toContain(`${bypassUrl}/v1/challenge/init`);
-        await expectAccessible(page, `${theme} standby slide`);
+        const kind = ((await (await served).json()) as { data: { image: { kind: string } } }).data.image.kind;
+        expect(['click', 'select']).toContain(kind);
+        await expectAccessible(page, `${theme} standby ${kind}`);
 
         await page.locator('input[name="user"]').focus();
         await tabTo(page, 'button.link');
@@ -109,7 +116,8 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
         await press(page, 'Tab');
         expect(await page.locator('button.link').textContent()).toBe('Back to the puzzle');
         await press(page, 'Enter');
-        await expect.poll(() => focusedClass(page)).toBe('div.handle');
+        // Focus on the challenge's own control: the click stage, or the select grid's first tile.
+        await expect.poll(() => focusedClass(page)).toBe(kind === 'click' ? 'div.stage pick' : 'button.tile');
         await tabTo(page, 'button.link');
         await press(page, 'Enter');
         await expect.poll(() => focusedClass(page), { timeout: 10_000 }).toBe('p.alt-status');
