@@ -3,8 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
-import { nativeHasher, type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
-import { openJson } from '@gatehouse/core/sealed';
+import {
+  createPuzzle,
+  difficultyForScore,
+  nativeHasher,
+  type Puzzle,
+  solvePuzzle,
+} from '@gatehouse/core/pow';
+import { openJson, sealJson } from '@gatehouse/core/sealed';
 import { offlineKeysFor } from '@gatehouse/core/standby-keys';
 import { OFFLINE_TOKEN_TTL_SECONDS } from '@gatehouse/core/tokens';
 import pino from 'pino';
@@ -111,6 +117,7 @@ describe('the standby serves the main API’s image kinds and says how each offl
     expect([...STANDBY_DEFAULT_KINDS]).toEqual([...DEFAULT_IMAGE_KINDS]);
     // The keyboard's price too is the main API's (KEYBOARD_POW_SECONDS, the same variable).
     expect(loadStandbyConfig({}).keyboardSeconds).toBe(KEYBOARD_POW_SECONDS);
+    expect(() => loadStandbyConfig({ KEYBOARD_POW_SECONDS: 'soon' })).toThrow(/KEYBOARD_POW_SECONDS/);
     const kinds = new Set<string>();
     for (let i = 0; i < 16; i++) {
       const { data } = await init(plain);
@@ -238,6 +245,41 @@ describe('the standby serves the main API’s image kinds and says how each offl
     expect(ok.status).toBe(200);
     const verdict = await validateAtFallback(ok.body.data.pass_token, testMode);
     expect(verdict.body.data.captcha_args.risk_reasons).toEqual(['standby', 'tier.invisible']);
+  });
+
+  it('a challenge sealed before the standby drew other kinds (no `kind`) is still a slide: refused as one, its alternative still passes', async () => {
+    const key = standby.snapshots.keyring.challengeKeys()[0]!;
+    const pow = createPuzzle(difficultyForScore(40));
+    const id = 'ch_oldslide0001';
+    // Exactly what a standby sealed before this change: the slide's answer as `img`, no `kind`, no `kpow`.
+    const challenge = sealJson(
+      key,
+      {
+        id,
+        app: plain.appId,
+        act: 'login',
+        ip: '127.0.0.1',
+        plat: 'web',
+        ref: null,
+        exp: Math.floor(Date.now() / 1000) + 60,
+        pow,
+        img: { x: 120 },
+      },
+      plain.appId,
+    );
+    const ids = { app_key: plain.appKey, challenge_id: id, challenge };
+    const alt = await postJson(`${standby.urls.bypass}/v1/challenge/alternative`, ids);
+    expect(alt.status, JSON.stringify(alt.body)).toBe(200);
+    const [solved, altPow] = await Promise.all([solve(pow), solve(alt.body.data.pow)]);
+    const ok = await submit(ids, { pow: solved, answer: { alternative: alt.body.data.ticket, pow: altPow } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const verdict = await validateAtFallback(ok.body.data.pass_token, plain);
+    expect(verdict.body.data.captcha_args.risk_reasons).toEqual([
+      'standby',
+      'tier.hard',
+      'challenge.slide',
+      'challenge.alternative',
+    ]);
   });
 
   it('an offline_ token minted before tokens carried reasons still validates, once, at the main API and the fallback', async () => {
