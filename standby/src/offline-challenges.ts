@@ -20,7 +20,7 @@ import {
   wellFormedSolution,
 } from '@gatehouse/core/pow';
 import { openJson, sealJson } from '@gatehouse/core/sealed';
-import { OFFLINE_TOKEN_TTL_SECONDS, type OfflineKeys } from '@gatehouse/core/tokens';
+import { MAX_TOKEN_LENGTH, OFFLINE_TOKEN_TTL_SECONDS, type OfflineKeys } from '@gatehouse/core/tokens';
 import { z } from 'zod';
 import { DEFAULT_KEYBOARD_POW_SECONDS } from './config.ts';
 import { answerTicket } from './offline-tickets.ts';
@@ -198,19 +198,36 @@ export async function submitOfflineChallenge(
     throw new GatehouseError('challenge_not_found', 'This challenge was already solved.');
   }
   const iat = Math.floor(Date.now() / 1000);
-  const token = minter.seal({
-    id: c.id,
-    app: app.id,
-    act: c.act,
-    iat,
-    exp: iat + OFFLINE_TOKEN_TTL_SECONDS,
-    ip: c.ip,
-    plat: c.plat,
-    ref: c.ref,
-    score: STANDBY_SCORE,
-    rsn: offlineReasons(kind, { keyboard, alternative: ticket !== undefined }),
-  });
+  const seal = (ref: string | null) =>
+    minter.seal({
+      id: c.id,
+      app: app.id,
+      act: c.act,
+      iat,
+      exp: iat + OFFLINE_TOKEN_TTL_SECONDS,
+      ip: c.ip,
+      plat: c.plat,
+      ref,
+      score: STANDBY_SCORE,
+      rsn: offlineReasons(kind, { keyboard, alternative: ticket !== undefined }),
+    });
+  // The referer travels in the token, and no checker reads one over MAX_TOKEN_LENGTH: a page address too
+  // long for it (a long path, or the Referer header's query) is cut to its origin, rather than minting a
+  // token nobody accepts.
+  let token = seal(c.ref);
+  if (token.length > MAX_TOKEN_LENGTH) token = seal(originOf(c.ref));
   return { pass_token: token, challenge_id: c.id, expires_in: OFFLINE_TOKEN_TTL_SECONDS };
+}
+
+/** A page address's origin (`https://shop.example`), or null when it is not a URL with one. */
+function originOf(ref: string | null): string | null {
+  if (ref === null) return null;
+  try {
+    const origin = new URL(ref).origin;
+    return origin === 'null' ? null : origin;
+  } catch {
+    return null;
+  }
 }
 
 /**

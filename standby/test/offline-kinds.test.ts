@@ -238,6 +238,46 @@ describe('the standby serves the main API’s image kinds and says how each offl
     });
   }, 60_000);
 
+  it('a page with a long address still gets a token every checker accepts (at most 1,024 characters): the referer is cut to its origin then', async () => {
+    const referer = `https://shop.example/checkout?${'utm_campaign=spring&'.repeat(60)}x=1`;
+    const res = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
+      app_key: testMode.appKey,
+      action: 'login',
+      referer,
+    });
+    const data = res.body.data as Json;
+    const ok = await submit(
+      { app_key: testMode.appKey, challenge_id: data.challenge_id, challenge: data.challenge },
+      { pow: await solve(data.pow) },
+    );
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const token = ok.body.data.pass_token as string;
+    expect(token.length).toBeLessThanOrEqual(1024);
+    const verdict = await validateAtFallback(token, testMode);
+    expect(verdict.status, JSON.stringify(verdict.body)).toBe(200);
+    expect(verdict.body.data).toMatchObject({
+      valid: true,
+      captcha_args: { referer: 'https://shop.example' },
+    });
+    // A usual one is kept whole.
+    const usual = 'https://shop.example/login?next=%2Fcart';
+    const again = await postJson(`${standby.urls.bypass}/v1/challenge/init`, {
+      app_key: testMode.appKey,
+      action: 'login',
+      referer: usual,
+    });
+    const solved = await submit(
+      {
+        app_key: testMode.appKey,
+        challenge_id: again.body.data.challenge_id,
+        challenge: again.body.data.challenge,
+      },
+      { pow: await solve(again.body.data.pow) },
+    );
+    const kept = await validateAtFallback(solved.body.data.pass_token, testMode);
+    expect(kept.body.data.captcha_args.referer).toBe(usual);
+  });
+
   it('a test-mode app: no picture, the reasons say the invisible tier', async () => {
     const { data, ids } = await init(testMode);
     expect(data.image).toBeUndefined();
