@@ -78,3 +78,44 @@ export function sampleRss(pid: number, everyMs = 100): { stop(): RssSummary } {
     },
   };
 }
+
+/**
+ * Where a process's resident memory is, from /proc/<pid>/smaps: RSS in MiB per mapping name (a file's base
+ * name, `[heap]` for malloc's main arena, `[anon]` for anonymous mappings: V8's heap pages, thread arenas,
+ * large allocations, stacks), largest first, plus the process's PSS and its shared file-backed pages
+ * (the node binary's text is shared with every other process running it). Null where /proc is absent.
+ */
+export function memoryMap(
+  pid: number,
+): { rows: [string, number][]; pssMiB: number; sharedCleanMiB: number } | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return null;
+  }
+  const rows = new Map<string, number>();
+  let name = '[anon]';
+  let pss = 0;
+  let shared = 0;
+  for (const line of text.split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const path = head[1]!.trim();
+      name = path === '' ? '[anon]' : path.startsWith('[') ? path.replace(/:.*/, '') : path.split('/').pop()!;
+      continue;
+    }
+    const field = /^(Rss|Pss|Shared_Clean):\s+(\d+) kB/.exec(line);
+    if (!field) continue;
+    const kB = Number(field[2]);
+    if (field[1] === 'Rss') rows.set(name, (rows.get(name) ?? 0) + kB / 1024);
+    else if (field[1] === 'Pss') pss += kB / 1024;
+    else shared += kB / 1024;
+  }
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return {
+    rows: [...rows].map(([n, v]): [string, number] => [n, round(v)]).sort((a, b) => b[1] - a[1]),
+    pssMiB: round(pss),
+    sharedCleanMiB: round(shared),
+  };
+}

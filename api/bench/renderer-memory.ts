@@ -7,9 +7,9 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { Child } from './child.ts';
 import { type Measurement, measure } from './load.ts';
-import { descendantsOf, rssMiB } from './memory.ts';
+import { descendantsOf, memoryMap, rssMiB } from './memory.ts';
 import { dockerfileNodeFlags } from './node-flags.ts';
-import type { CreatedApp } from './protocol.ts';
+import type { CreatedApp, SolvedChallenges } from './protocol.ts';
 
 /**
  * Issue 14, memory: the API process's RSS (and its renderer processes', apart) under image init load, A/B
@@ -17,7 +17,10 @@ import type { CreatedApp } from './protocol.ts';
  * api/Dockerfile's flags, on one PostgreSQL database, interleaved (the order alternates each round). Each
  * round drives each side with invisible inits, then slide inits (drawn by the image pool), flat out with 20
  * connections; the same two processes serve every round, as one API process serves the whole bench.
- *   npx node api/bench/renderer-memory.ts --base <rev> [--rounds 3] [--seconds 4]
+ *   npx node api/bench/renderer-memory.ts --base <rev> [--rounds 3] [--seconds 4] [--submits 3000]
+ *     [--a-flags '<node flags>'] [--b-flags ...] [--a-env K=V,K=V] [--b-env ...]
+ * Between the init phases, a burst of `--submits` test-mode submits (solved in a third process). Flags
+ * default to api/Dockerfile's; `--base HEAD` with other flags or environment compares settings instead.
  * Only `api/` is taken from the revision; `@gatehouse/core` is the working tree's for both (the canvas
  * loaded lazily: in A the worker threads load it into the API process anyway).
  */
@@ -26,6 +29,11 @@ const { values: flags } = parseArgs({
     base: { type: 'string', default: 'HEAD' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '4' },
+    submits: { type: 'string', default: '3000' },
+    'a-flags': { type: 'string' },
+    'b-flags': { type: 'string' },
+    'a-env': { type: 'string' },
+    'b-env': { type: 'string' },
   },
 });
 const ROUNDS = Number(flags.rounds);
@@ -57,11 +65,36 @@ try {
   url.pathname = `/${name}`;
   const env = { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() };
   const nodeFlags = dockerfileNodeFlags();
+  const flagsOf = (given: string | undefined) =>
+    given === undefined ? nodeFlags : given.split(/\s+/).filter(Boolean);
+  const envOf = (given: string | undefined) =>
+    Object.fromEntries(
+      (given ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((kv) => kv.split('=') as [string, string]),
+    );
+  const prep = await Child.start(child('b'), env);
+  children.push(prep);
   const servers = {
-    A: await Child.start(child('a'), env, nodeFlags),
-    B: await Child.start(child('b'), env, nodeFlags),
+    A: await Child.start(child('a'), { ...env, ...envOf(flags['a-env']) }, flagsOf(flags['a-flags'])),
+    B: await Child.start(child('b'), { ...env, ...envOf(flags['b-env']) }, flagsOf(flags['b-flags'])),
   };
   children.push(servers.A, servers.B);
+  const submitApp = await prep.call<CreatedApp>({
+    type: 'create-app',
+    plan: 'enterprise',
+    challenge: 'invisible-test-mode',
+  });
+  const submits = async () => {
+    const { bodies } = await prep.call<SolvedChallenges>({
+      type: 'solved-challenges',
+      appKey: submitApp.appKey,
+      count: Number(flags.submits),
+    });
+    let i = 0;
+    return { path: '/v1/challenge/submit', headers: {}, body: () => bodies[i++]! };
+  };
   const parties = { postgresDatabase: name };
   const spec = async (server: Child, challenge: 'invisible-test-mode' | 'slide') => {
     const app = await server.call<CreatedApp>({ type: 'create-app', plan: 'enterprise', challenge });
@@ -73,7 +106,7 @@ try {
     B: { invisible: await spec(servers.B, 'invisible-test-mode'), slide: await spec(servers.B, 'slide') },
   };
   console.log(
-    `base ${flags.base}; API flags ${nodeFlags.join(' ')}; at rest: A ${mib(rssMiB(servers.A.pid))} MiB, ` +
+    `base ${flags.base}; API flags A ${flagsOf(flags['a-flags']).join(' ')} ${flags['a-env'] ?? ''}, B ${flagsOf(flags['b-flags']).join(' ')} ${flags['b-env'] ?? ''}; at rest: A ${mib(rssMiB(servers.A.pid))} MiB, ` +
       `B ${mib(rssMiB(servers.B.pid))} MiB; load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}`,
@@ -89,15 +122,19 @@ try {
       const server = servers[side];
       const load = { connections: 20, durationSeconds: SECONDS, parties };
       const inv = await measure(server, specs[side].invisible, load);
+      const sub = await measure(server, await submits(), { ...load, amount: Number(flags.submits) });
       const img = await measure(server, specs[side].slide, load);
-      const api = Math.max(inv.rss.peakMiB ?? 0, img.rss.peakMiB ?? 0);
+      const api = Math.max(inv.rss.peakMiB ?? 0, sub.rss.peakMiB ?? 0, img.rss.peakMiB ?? 0);
       rows[side].api.push(api);
       rows[side].children.push(img.rss.childrenPeakMiB ?? 0);
-      rows[side].total.push(Math.max(inv.rss.totalPeakMiB ?? 0, img.rss.totalPeakMiB ?? 0));
+      rows[side].total.push(
+        Math.max(inv.rss.totalPeakMiB ?? 0, sub.rss.totalPeakMiB ?? 0, img.rss.totalPeakMiB ?? 0),
+      );
       rows[side].served.push((img.statuses['200'] ?? 0) / img.seconds);
       const kids = descendantsOf(server.pid);
       console.log(
-        `round ${round} ${side}: API peak ${mib(inv.rss.peakMiB)} (invisible, ${ok(inv)}) · ${mib(img.rss.peakMiB)} MiB ` +
+        `round ${round} ${side}: API peak ${mib(inv.rss.peakMiB)} (invisible, ${ok(inv)}) · ${mib(sub.rss.peakMiB)} ` +
+          `(submit, ${sub.statuses['200'] ?? 0} passed, ${inv.cpu.server} · ${sub.cpu.server} us) · ${mib(img.rss.peakMiB)} MiB ` +
           `(slide, ${ok(img)}, ${img.statuses['503'] ?? 0} shed); children ${kids.length} peak ${mib(img.rss.childrenPeakMiB)} MiB; ` +
           `API + children peak ${mib(img.rss.totalPeakMiB)} MiB; API CPU ${img.cpu.server} us per slide init`,
       );
@@ -110,6 +147,20 @@ try {
         `renderer processes peak ${mib(Math.max(...r.children))} MiB; API + renderers ${mib(Math.max(...r.total))} MiB; ` +
         `slide inits served ${Math.round(median(r.served))}/s (median)`,
     );
+  }
+  for (const side of ['A', 'B'] as const) {
+    for (const pid of [servers[side].pid, ...descendantsOf(servers[side].pid)]) {
+      const map = memoryMap(pid);
+      if (!map) continue;
+      const top = map.rows
+        .slice(0, 8)
+        .map(([n, v]) => `${n} ${v}`)
+        .join(', ');
+      const who = pid === servers[side].pid ? 'API' : 'renderer';
+      console.log(
+        `${side} ${who} now: RSS ${mib(rssMiB(pid))} MiB, PSS ${mib(map.pssMiB)}, shared file-backed ${mib(map.sharedCleanMiB)}; ${top}`,
+      );
+    }
   }
   console.log(
     `B/A API peak ${(Math.max(...rows.B.api) / Math.max(...rows.A.api)).toFixed(2)}; B/A slide served ` +
