@@ -1,15 +1,17 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { nativeHasher, type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import { createApp } from '../src/app.ts';
 import { appSettings } from '../src/apps/settings.ts';
 import { bootstrap } from '../src/bootstrap.ts';
 import { initChallenge } from '../src/challenges/init.ts';
 import { loadConfig } from '../src/config.ts';
+import { passTokenClaims } from '../src/tokens/pass-token-claims.ts';
 import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
 import { serveCommands } from './child-ipc.ts';
 import { pool } from './pool.ts';
-import type { Command, CreatedApp, Ready, SolvedChallenges } from './protocol.ts';
+import type { Command, CreatedApp, LoopWatch, Ready, SolvedChallenges } from './protocol.ts';
 
 /**
  * Bench child: the real API, built as `src/server.ts` builds it (configuration from the environment,
@@ -46,7 +48,54 @@ const BENCH_FACTS = {
 /** The server's own scrypt/Argon2id (node:crypto on the thread pool): a real puzzle solves in about 0.5 s. */
 const hasher = nativeHasher();
 
+/** The watch `watch-start` began: the loop's delay histogram, the GC pauses seen, the claims' stats then. */
+let watching:
+  | {
+      delay: ReturnType<typeof monitorEventLoopDelay>;
+      pauses: { ms: number; major: boolean }[];
+      gc: PerformanceObserver;
+      claims: { statements: number; claims: number };
+    }
+  | undefined;
+
 async function extra(command: Command): Promise<unknown> {
+  if (command.type === 'watch-start') {
+    watching?.delay.disable();
+    watching?.gc.disconnect();
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const pauses: { ms: number; major: boolean }[] = [];
+    const gc = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        // detail.kind: 1 scavenge (young generation), 2 minor mark-sweep, 4 mark-compact, 8 incremental marking.
+        const kind = (entry as { detail?: { kind?: number } }).detail?.kind ?? 0;
+        pauses.push({ ms: entry.duration, major: kind === 4 || kind === 8 });
+      }
+    });
+    gc.observe({ entryTypes: ['gc'] });
+    watching = { delay, pauses, gc, claims: { ...passTokenClaims(runtime.db).stats } };
+    return null;
+  }
+  if (command.type === 'watch-stop') {
+    if (!watching) throw new Error('not watching');
+    const { delay, pauses, gc, claims } = watching;
+    watching = undefined;
+    delay.disable();
+    gc.disconnect();
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    const now = passTokenClaims(runtime.db).stats;
+    return {
+      delay: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) },
+      gc: {
+        count: pauses.length,
+        totalMs: Math.round(pauses.reduce((a, p) => a + p.ms, 0) * 100) / 100,
+        maxMs: Math.round(Math.max(0, ...pauses.map((p) => p.ms)) * 100) / 100,
+        major: pauses.filter((p) => p.major).length,
+        majorMs: Math.round(pauses.reduce((a, p) => a + (p.major ? p.ms : 0), 0) * 100) / 100,
+      },
+      claims: { statements: now.statements - claims.statements, claims: now.claims - claims.claims },
+    } satisfies LoopWatch;
+  }
   if (command.type === 'create-app') {
     const unlimited = {
       rate_limit: { ip_per_minute: 1e9, high_risk_ip_per_minute: 1e9 },

@@ -1,6 +1,7 @@
+import { Agent, request } from 'node:http';
 import autocannon from 'autocannon';
 import type { Child } from './child.ts';
-import { type CpuPerRequest, type Parties, perRequest, snapshot } from './cpu.ts';
+import { type CpuPerRequest, type CpuSnapshot, type Parties, perRequest, snapshot } from './cpu.ts';
 import { type RssSummary, sampleRss } from './memory.ts';
 import type { ProfileSummary } from './protocol.ts';
 
@@ -29,6 +30,14 @@ export interface Measurement {
   seconds: number;
   p50: number;
   p99: number;
+  /**
+   * Paced cases only (bystanderCases in run.ts; sub-millisecond, from every answer's own time): p99.9 and
+   * the slowest answer, ms. paced() rather than autocannon there: autocannon's rate sends each connection's
+   * share of a second back to back at the top of that second and, at a fixed rate, adds coordinated-omission
+   * samples in 1 ms steps below every slow answer, so one slow answer among a few hundred set the p99.
+   */
+  p999?: number;
+  max?: number;
   requests: number;
   statuses: Record<string, number>;
   errors: number;
@@ -45,8 +54,113 @@ export interface Measurement {
   profile?: ProfileSummary;
 }
 
+/** What measure() reads of a run, from autocannon or from paced(). */
+interface DriveResult {
+  requests: { average: number; total: number };
+  duration: number;
+  latency: { p50: number; p99: number; p999?: number; max?: number };
+  errors: number;
+  statusCodeStats?: Record<string, { count?: number }>;
+}
+
+/** The `q` quantile (0..1) of ascending `sorted`, nearest rank. */
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/**
+ * An open-loop client at a fixed rate: request i is sent at start + i/rate (whether or not earlier ones were
+ * answered; beyond `connections` in flight it waits for a free connection, and that wait counts in its
+ * time), over keep-alive connections, each answer timed from its send to its last byte.
+ */
+export async function paced(
+  url: string,
+  spec: LoadSpec,
+  options: { connections: number; rate: number; amount: number },
+  stop?: { stopped: boolean },
+): Promise<DriveResult & { latenciesMs: number[] }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const target = new URL(spec.path, url);
+  const latencies: number[] = [];
+  const statusCodeStats: Record<string, { count: number }> = {};
+  let errors = 0;
+  const one = (body: string) =>
+    new Promise<void>((resolve) => {
+      const sent = performance.now();
+      const req = request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            ...spec.headers,
+          },
+        },
+        (res) => {
+          res.on('data', () => {});
+          res.on('end', () => {
+            latencies.push(performance.now() - sent);
+            const code = String(res.statusCode);
+            statusCodeStats[code] = { count: (statusCodeStats[code]?.count ?? 0) + 1 };
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(body);
+    });
+  const started = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < options.amount && !stop?.stopped; i++) {
+    const due = started + (i * 1000) / options.rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (stop?.stopped) break;
+    pending.push(one(spec.body()));
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  const seconds = (performance.now() - started) / 1000;
+  const sorted = latencies.toSorted((a, b) => a - b);
+  const round = (ms: number) => Math.round(ms * 1000) / 1000;
+  return {
+    requests: { average: latencies.length / seconds, total: latencies.length },
+    duration: seconds,
+    latency: {
+      p50: round(quantile(sorted, 0.5)),
+      p99: round(quantile(sorted, 0.99)),
+      p999: round(quantile(sorted, 0.999)),
+      max: round(sorted.at(-1) ?? 0),
+    },
+    errors,
+    statusCodeStats,
+    latenciesMs: latencies,
+  };
+}
+
+/** paced() until `stopped` resolves (or `amount` is sent); resolves to how many were answered. */
+export async function pacedUntil(
+  url: string,
+  spec: LoadSpec,
+  options: { connections: number; rate: number; amount: number },
+  stopped: Promise<void>,
+): Promise<number> {
+  const stop = { stopped: false };
+  void stopped.then(() => {
+    stop.stopped = true;
+  });
+  const result = await paced(url, spec, options, stop);
+  return result.requests.total;
+}
+
 /** Every case, measured or warming up, goes through here: POST, JSON body built per request. */
-function drive(child: Child, spec: LoadSpec, options: LoadOptions) {
+async function drive(child: Child, spec: LoadSpec, options: LoadOptions): Promise<DriveResult> {
   return autocannon({
     url: child.url,
     connections: options.connections,
@@ -86,8 +200,8 @@ export async function measure(
         ...(options.profileFile ? { file: options.profileFile } : {}),
       })
     : undefined;
-  const stats = (result as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
-  const statuses = Object.fromEntries(Object.entries(stats).map(([code, s]) => [code, s.count]));
+  const stats = result.statusCodeStats ?? {};
+  const statuses = Object.fromEntries(Object.entries(stats).map(([code, s]) => [code, s.count ?? 0]));
   const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
   return {
     reqPerSec: result.requests.average,
@@ -148,11 +262,14 @@ export async function measureNetOfIdle(
   options: Parameters<typeof measure>[2] & {
     /** The idle rate before, measured already (while the case's items were being prepared elsewhere). */
     idleBefore?: Promise<number | null> | undefined;
+    /** Wraps the measured run (not the idle windows). */
+    around?: (task: () => Promise<Measurement>) => Promise<Measurement>;
   },
 ): Promise<Measurement> {
   const window = options.durationSeconds + 0.1;
   const beforeRate = await (options.idleBefore ?? idleCpu(child, window));
-  const m = await measure(child, spec, options);
+  const run = () => measure(child, spec, options);
+  const m = await (options.around ? options.around(run) : run());
   const afterRate = await idleCpu(child, window);
   if (beforeRate === null || afterRate === null || m.cpu.server === null || m.requests === 0) return m;
   const idleUs = Math.min(beforeRate, afterRate) * (m.cpuWindowSeconds ?? m.seconds);
@@ -163,6 +280,99 @@ export async function measureNetOfIdle(
       beforeUsPerSecond: Math.round(beforeRate),
       afterUsPerSecond: Math.round(afterRate),
       netServerUs,
+    },
+  };
+}
+
+/** One paced stretch of a case measured in several (bystanderRounds in run.ts): what combine() adds up. */
+export interface Segment {
+  latenciesMs: number[];
+  statuses: Record<string, number>;
+  errors: number;
+  seconds: number;
+  cpuWindowSeconds: number;
+  before: CpuSnapshot;
+  after: CpuSnapshot;
+  rss: RssSummary;
+}
+
+/** A paced stretch of `spec` at `options`' rate and amount, with the same CPU and RSS accounting as measure(). */
+export async function pacedSegment(
+  child: Child,
+  spec: LoadSpec,
+  options: { connections: number; rate: number; amount: number },
+  parties?: Parties,
+): Promise<Segment> {
+  const before = snapshot(child.pid, parties);
+  const started = performance.now();
+  const rss = sampleRss(child.pid);
+  const result = await paced(child.url, spec, options);
+  const after = snapshot(child.pid, parties);
+  const statuses = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+  );
+  return {
+    latenciesMs: result.latenciesMs,
+    statuses,
+    errors: result.errors,
+    seconds: result.duration,
+    cpuWindowSeconds: (performance.now() - started) / 1000,
+    before,
+    after,
+    rss: rss.stop(),
+  };
+}
+
+/** The segments of one case as one Measurement: latencies pooled, CPU summed over the segments' windows. */
+export function combine(segments: Segment[]): Measurement {
+  const latencies = segments.flatMap((s) => s.latenciesMs).sort((a, b) => a - b);
+  const statuses: Record<string, number> = {};
+  for (const s of segments)
+    for (const [code, n] of Object.entries(s.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+  const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
+  const sum = (pick: (c: CpuSnapshot) => number | null) => {
+    let total = 0;
+    for (const s of segments) {
+      const a = pick(s.before);
+      const b = pick(s.after);
+      if (a === null || b === null) return null;
+      total += b - a;
+    }
+    return total;
+  };
+  const zero = { server: 0, postgres: 0, redis: 0, loadgen: 0, machine: { busy: 0, total: 0 } };
+  const busy = sum((c) => c.machine?.busy ?? null);
+  const all = sum((c) => c.machine?.total ?? null);
+  const after: CpuSnapshot = {
+    server: sum((c) => c.server),
+    postgres: sum((c) => c.postgres),
+    redis: sum((c) => c.redis),
+    loadgen: sum((c) => c.loadgen) ?? 0,
+    machine: busy === null || all === null ? null : { busy, total: all },
+  };
+  const seconds = segments.reduce((a, s) => a + s.seconds, 0);
+  const round = (ms: number) => Math.round(ms * 1000) / 1000;
+  const peak = (pick: (r: RssSummary) => number | null | undefined) =>
+    segments.reduce<number | null>((m, s) => {
+      const v = pick(s.rss) ?? null;
+      return v === null ? m : m === null ? v : Math.max(m, v);
+    }, null);
+  return {
+    reqPerSec: requests / Math.max(seconds, 1e-9),
+    seconds,
+    p50: round(quantile(latencies, 0.5)),
+    p99: round(quantile(latencies, 0.99)),
+    p999: round(quantile(latencies, 0.999)),
+    max: round(latencies.at(-1) ?? 0),
+    requests,
+    statuses,
+    errors: segments.reduce((a, s) => a + s.errors, 0),
+    cpu: perRequest(zero, after, requests),
+    cpuWindowSeconds: segments.reduce((a, s) => a + s.cpuWindowSeconds, 0),
+    rss: {
+      beforeMiB: segments[0]?.rss.beforeMiB ?? null,
+      peakMiB: peak((r) => r.peakMiB),
+      afterMiB: segments.at(-1)?.rss.afterMiB ?? null,
     },
   };
 }

@@ -34,6 +34,12 @@ export type Command =
   | { id: number; type: 'altcha-payloads'; count: number; consume: boolean }
   /** Peer child: how many validations/redemptions were accepted and rejected since the last ask. */
   | { id: number; type: 'outcomes' }
+  /**
+   * API child: starts watching its event loop's delay and garbage-collection pauses; `watch-stop` answers
+   * what they were since (LoopWatch): where a bystander's slow answers come from.
+   */
+  | { id: number; type: 'watch-start' }
+  | { id: number; type: 'watch-stop' }
   /** CPU time this process has used so far (process.cpuUsage), in microseconds. */
   | { id: number; type: 'cpu' }
   /** Starts or stops V8's sampling profiler; stop answers with the profile summarised. */
@@ -63,6 +69,16 @@ export interface CreatedApp {
   appId: string;
   appKey: string;
   appSecret: string;
+}
+
+/** What the API child's event loop and garbage collector did between `watch-start` and `watch-stop`. */
+export interface LoopWatch {
+  /** The event loop's delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution), ms. */
+  delay: { p50: number; p99: number; max: number };
+  /** Garbage-collection pauses (PerformanceObserver 'gc'): how many, their total and the longest, ms. */
+  gc: { count: number; totalMs: number; maxMs: number; major: number; majorMs: number };
+  /** Claiming statements sent and claims in them over the window (pass-token-claims.ts). */
+  claims: { statements: number; claims: number };
 }
 
 /** Self time by category (package or runtime bucket) and by function, in milliseconds. */
