@@ -50,10 +50,10 @@ export function createApp(deps: Deps): Koa {
   // throttle, the usage observer) must see the path the router will route, or `//metrics` and
   // `//admin/...` walk past them to the routes themselves.
   app.use(tolerantPaths());
-  app.use(requestContext(deps.logger));
-  // Above the error envelope, so a request that ended in a thrown error is counted under the status it
-  // was answered with (below it, every one was counted as 404, the status before the envelope set it).
-  app.use(routeMetrics(deps));
+  // The route histogram is observed where the request line is written: above the error envelope, so a
+  // request that ended in a thrown error is counted under the status it was answered with (below it, every
+  // one was counted as 404, the status before the envelope set it).
+  app.use(requestContext(deps.logger, routeMetrics(deps)));
   app.use(errorEnvelope(deps.logger));
   app.use(internalEndpoints(deps.config.internal));
   app.use(databaseErrors(databaseHealth));
@@ -93,20 +93,13 @@ export function createApp(deps: Deps): Koa {
   return app;
 }
 
-function routeMetrics(deps: Deps): Koa.Middleware {
+function routeMetrics(deps: Deps): (ctx: Koa.Context, ms: number) => void {
   const durations = labelledChildren((v) => deps.metrics.httpDuration.labels(v));
-  return async function routeMetrics(ctx, next) {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      // The matched route pattern (@koa/router's `_matchedRoute`), never the raw path: unknown paths must
-      // not create label values. (`routePath`, read before, is set by no router: every request was unmatched.)
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      const route = typeof matched === 'string' ? matched : 'unmatched';
-      durations({ method: ctx.method, route, status: String(ctx.status) }).observe(
-        (performance.now() - started) / 1000,
-      );
-    }
+  return function routeMetrics(ctx, ms) {
+    // The matched route pattern (@koa/router's `_matchedRoute`), never the raw path: unknown paths must
+    // not create label values. (`routePath`, read before, is set by no router: every request was unmatched.)
+    const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+    const route = typeof matched === 'string' ? matched : 'unmatched';
+    durations({ method: ctx.method, route, status: String(ctx.status) }).observe(ms / 1000);
   };
 }

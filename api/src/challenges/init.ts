@@ -4,6 +4,7 @@ import { GatehouseError } from '@gatehouse/core/errors';
 import { DEGRADED_TOKEN_TTL_SECONDS, MAX_TOKEN_LENGTH } from '@gatehouse/core/tokens';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
+import { labelledChildren } from '../metrics.ts';
 import { countChallenge, refundChallenge } from '../quotas/monthly-quota.ts';
 import { resolvePolicy } from '../risk/policy.ts';
 import { clientSignals, type RequestFacts } from '../risk/signals.ts';
@@ -112,7 +113,7 @@ export async function initChallenge(
     reasons: risk.reasons,
   });
   if (tier === 'reject') {
-    deps.metrics.challenges.inc({ tier });
+    countTier(deps, tier);
     // Refused for wrong answers in a row (answers.refused): for minutes only, and the client is told when.
     if (risk.retryAfterSeconds) {
       throw new GatehouseError(
@@ -128,7 +129,7 @@ export async function initChallenge(
   const image = tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds));
   const quota = await countChallenge(deps.db, app);
   if (!quota.allowed) {
-    deps.metrics.challenges.inc({ tier: 'degraded' });
+    countTier(deps, 'degraded');
     return {
       mode: 'degraded',
       pass_token: mintDegradedToken(deps.keys, app, body.action),
@@ -143,7 +144,7 @@ export async function initChallenge(
     });
   }
   const uid = serverToken?.uid ?? null;
-  deps.metrics.challenges.inc({ tier });
+  countTier(deps, tier);
 
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
@@ -188,6 +189,18 @@ export async function initChallenge(
         }
       : {}),
   };
+}
+
+/** The challenge counter's child per tier, made once per metrics registry (prom-client hashes labels per inc). */
+const tierCounters = new WeakMap<object, (labels: { tier: string }) => { inc(): void }>();
+function countTier(deps: Deps, tier: string): void {
+  const counter = deps.metrics.challenges;
+  let children = tierCounters.get(counter);
+  if (!children) {
+    children = labelledChildren((labels) => counter.labels(labels));
+    tierCounters.set(counter, children);
+  }
+  children({ tier }).inc();
 }
 
 /** With allowed domains set, a web page (by its Origin, else its referer) must be on one of them or a subdomain. */

@@ -41,6 +41,8 @@ export type AnswerEvent = 'failed' | 'passed' | 'passed_keyboard';
 /** Where the counts live: Redis when configured (every instance shares them), else this process's memory. */
 export interface AnswerHistory {
   read(key: string, now?: number): Promise<AnswerCounts>;
+  /** The same without a promise, where the counts live in this process (as VelocityCounter.hitNow). */
+  readNow?(key: string, now?: number): AnswerCounts;
   record(key: string, event: AnswerEvent, now?: number): Promise<void>;
 }
 
@@ -101,6 +103,10 @@ export class MemoryAnswerHistory implements AnswerHistory {
   }
 
   async read(key: string, now = Date.now()): Promise<AnswerCounts> {
+    return this.readNow(key, now);
+  }
+
+  readNow(key: string, now = Date.now()): AnswerCounts {
     const entry = this.#entries.get(key);
     if (!entry) return { failures: 0, keyboard: 0 };
     return { failures: decay(entry.failures, entry.at, now), keyboard: decay(entry.keyboard, entry.at, now) };

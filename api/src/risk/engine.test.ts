@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { historyKey, MemoryAnswerHistory } from './answer-history.ts';
 import { BASE_SCORE, RiskEngine } from './engine.ts';
 import { resolvePolicy, riskPolicy, tierFor } from './policy.ts';
 import type { ClientSignals, RequestFacts } from './signals.ts';
@@ -76,6 +77,39 @@ describe('RiskEngine', () => {
     await engine.assess({ ...other, policy: strict });
     await engine.assess({ ...other, policy: strict });
     await expect(engine.assess({ ...other, policy: strict })).rejects.toMatchObject({ code: 'rate_limited' });
+  });
+
+  it('judges alike with counts read in process (hitNow, readNow) and counts that only answer a promise', async () => {
+    // As Redis's: hit and read only, so the engine takes its Promise.all path.
+    const velocity = new MemoryVelocity();
+    const answers = new MemoryAnswerHistory();
+    const shared = new RiskEngine({ hit: (keys, now) => velocity.hit(keys, now) }, undefined, undefined, {
+      read: (key, now) => answers.read(key, now),
+      record: (key, e, now) => answers.record(key, e, now),
+    });
+    const local = new RiskEngine(new MemoryVelocity(), undefined, undefined, new MemoryAnswerHistory());
+    const strict = resolvePolicy({
+      velocity: { ip: [2, 4], prefix: [3, 6], app: 5 },
+      rate_limit: { ip_per_minute: 8, high_risk_ip_per_minute: 8 },
+    });
+    const input = { appId: 'a', facts, signals: human, serverToken: false, attested: false, policy: strict };
+    for (let i = 0; i < 10; i++) {
+      // Wrong answers from the address: both engines read them (answers.failed, then the refusal).
+      if (i >= 3) {
+        await shared.answers.record(historyKey('a', facts.ip), 'failed');
+        await local.answers.record(historyKey('a', facts.ip), 'failed');
+      }
+      const settle = (p: Promise<unknown>) =>
+        p.then(
+          (v) => ({ v }),
+          (e: { code?: string }) => ({ e: e.code }),
+        );
+      const [a, b] = await Promise.all([settle(shared.assess(input)), settle(local.assess(input))]);
+      expect(b, `init ${i}`).toEqual(a);
+    }
+    // The velocity findings and the rate limit were reached on the way.
+    const last = await local.assess({ ...input, facts: { ...facts, ip: '198.51.100.11' } }).catch((e) => e);
+    expect(JSON.stringify(last)).toMatch(/prefix_velocity|rate_limited/);
   });
 
   it('invariant 3: client-sent signals never lower the score', async () => {

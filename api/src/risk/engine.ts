@@ -6,7 +6,7 @@ import { Reputation } from './reputation.ts';
 import { automationRules } from './rules/automation.ts';
 import { behaviourRules } from './rules/behaviour.ts';
 import { headerRules } from './rules/headers.ts';
-import { networkRules } from './rules/network.ts';
+import { networkFindings, networkRules, velocityKeys } from './rules/network.ts';
 import type { ClientSignals, RequestFacts, RiskFinding } from './signals.ts';
 import type { VelocityCounter } from './velocity.ts';
 
@@ -81,16 +81,27 @@ export class RiskEngine {
       this.#reputation,
       input.policy.reputation && policyReputation(input.policy.reputation),
     ].filter((r): r is Reputation => r !== undefined);
-    const [network, counts] = await Promise.all([
-      networkRules(
-        { ip: input.facts.ip, appId: input.appId },
-        this.#velocity,
-        reputations,
-        input.policy.velocity,
-        this.datacenter,
-      ),
-      this.answers.read(historyKey(input.appId, input.facts.ip)),
-    ]);
+    const where = { ip: input.facts.ip, appId: input.appId };
+    const history = historyKey(input.appId, input.facts.ip);
+    // Counts kept in this process are read without a promise; shared ones (Redis) both in one wait.
+    const velocity = this.#velocity;
+    const answers = this.answers;
+    const [network, counts] =
+      velocity.hitNow && answers.readNow
+        ? [
+            networkFindings(
+              where.ip,
+              velocity.hitNow(velocityKeys(where)),
+              reputations,
+              input.policy.velocity,
+              this.datacenter,
+            ),
+            answers.readNow(history),
+          ]
+        : await Promise.all([
+            networkRules(where, velocity, reputations, input.policy.velocity, this.datacenter),
+            answers.read(history),
+          ]);
     const answered = answerFindings(counts);
     const findings: RiskFinding[] = [
       ...network.findings,

@@ -4,10 +4,10 @@ import type { Middleware } from 'koa';
  * CORS for the widget's endpoints: called from integrators' pages on any origin with only the public app
  * key and never with credentials, so any origin may call them.
  */
-export const openCors: Middleware = async function openCors(ctx, next) {
+export const openCors: Middleware = function openCors(ctx, next) {
   ctx.set('Access-Control-Allow-Origin', '*');
   ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
   ctx.set('Access-Control-Allow-Headers', 'Content-Type');
   ctx.set('Access-Control-Max-Age', '600');
-  await next();
+  return next();
 };

@@ -9,8 +9,15 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 const PROBES = new Set(['/healthz', '/readyz', '/livez', '/metrics']);
 
-/** Gives every request an id (kept from X-Request-Id when sane), echoes it, and logs one line per request. */
-export function requestContext(logger: Logger): Middleware {
+/**
+ * Gives every request an id (kept from X-Request-Id when sane), echoes it, and logs one line per request.
+ * `done`, when given, is told of every request once it is answered (its status set) with its duration in
+ * milliseconds: the API's route histogram, which had a middleware (an async frame and a clock read) of its own.
+ */
+export function requestContext(
+  logger: Logger,
+  done?: (ctx: Parameters<Middleware>[0], ms: number) => void,
+): Middleware {
   // The request line holds only fields built here (an id, the method, the path without its query, the
   // status, a duration, an error code), never a header or a body, so the logger's redaction has nothing
   // to find in it; skipping it was ~2% of a validation's CPU (issue 14). Every other line keeps it.
@@ -25,6 +32,8 @@ export function requestContext(logger: Logger): Middleware {
       await next();
     } finally {
       // Headers are deliberately not logged: X-App-Secret and Authorization must never reach the logs.
+      const ms = performance.now() - started;
+      done?.(ctx, ms);
       const path = ctx.path;
       const status = ctx.status;
       const level = status < 500 && PROBES.has(path) ? 'debug' : 'info';
@@ -35,7 +44,7 @@ export function requestContext(logger: Logger): Middleware {
           method: ctx.method,
           path,
           status,
-          ms: Math.round((performance.now() - started) * 100) / 100,
+          ms: Math.round(ms * 100) / 100,
         };
         // Only the envelope's error code: a string, so nothing a redaction path could name rides along.
         if (typeof body === 'object' && body !== null && typeof body.error === 'string')

@@ -40,12 +40,28 @@ export async function networkRules(
   thresholds: NetworkThresholds,
   datacenter?: DatacenterRanges,
 ): Promise<{ findings: RiskFinding[]; ipRate: number }> {
-  const out: RiskFinding[] = [];
-  const [ipRate = 0, prefixRate = 0, appRate = 0] = await velocity.hit([
+  const rates = await velocity.hit(velocityKeys(input));
+  return networkFindings(input.ip, rates, reputations, thresholds, datacenter);
+}
+
+/** The velocity counter's keys of an init: its address, its network prefix and its app, in that order. */
+export function velocityKeys(input: { ip: string; appId: string }): string[] {
+  return [
     `ip:${input.appId}:${input.ip}`,
     `net:${input.appId}:${networkPrefix(input.ip)}`,
     `app:${input.appId}`,
-  ]);
+  ];
+}
+
+/** networkRules once the rates of `velocityKeys` are counted. */
+export function networkFindings(
+  ip: string,
+  [ipRate = 0, prefixRate = 0, appRate = 0]: number[],
+  reputations: Reputation[],
+  thresholds: NetworkThresholds,
+  datacenter?: DatacenterRanges,
+): { findings: RiskFinding[]; ipRate: number } {
+  const out: RiskFinding[] = [];
   if (ipRate > thresholds.ip[1]) out.push({ points: 35, reason: 'network.ip_velocity_high' });
   else if (ipRate > thresholds.ip[0]) out.push({ points: 15, reason: 'network.ip_velocity' });
   if (prefixRate > thresholds.prefix[1]) out.push({ points: 25, reason: 'network.prefix_velocity_high' });
@@ -55,13 +71,13 @@ export async function networkRules(
   let listed = false;
   let hosted = false;
   for (const reputation of reputations) {
-    const verdict = reputation.classify(input.ip);
+    const verdict = reputation.classify(ip);
     if (verdict === 'deny') out.push({ points: 60, reason: 'network.deny_list' });
     else if (verdict === 'datacenter') hosted = true;
     else if (verdict === 'allow') out.push({ points: -15, reason: 'network.allow_list' });
     if (verdict === 'deny' || verdict === 'allow') listed = true;
   }
-  if (!listed && (hosted || datacenter?.provider(input.ip) !== undefined))
+  if (!listed && (hosted || datacenter?.provider(ip) !== undefined))
     out.push({ points: DATACENTER_POINTS, reason: 'network.datacenter' });
   return { findings: out, ipRate };
 }
