@@ -54,7 +54,7 @@ let watching:
       delay: ReturnType<typeof monitorEventLoopDelay>;
       pauses: { ms: number; major: boolean }[];
       gc: PerformanceObserver;
-      claims: { statements: number; claims: number };
+      claims: { statements: number; claims: number; roundTripMs: number };
     }
   | undefined;
 
@@ -73,7 +73,9 @@ async function extra(command: Command): Promise<unknown> {
       }
     });
     gc.observe({ entryTypes: ['gc'] });
-    watching = { delay, pauses, gc, claims: { ...passTokenClaims(runtime.db).stats } };
+    const stats = passTokenClaims(runtime.db).stats;
+    stats.slowestMs = 0;
+    watching = { delay, pauses, gc, claims: { ...stats } };
     return null;
   }
   if (command.type === 'watch-stop') {
@@ -93,7 +95,12 @@ async function extra(command: Command): Promise<unknown> {
         major: pauses.filter((p) => p.major).length,
         majorMs: Math.round(pauses.reduce((a, p) => a + (p.major ? p.ms : 0), 0) * 100) / 100,
       },
-      claims: { statements: now.statements - claims.statements, claims: now.claims - claims.claims },
+      claims: {
+        statements: now.statements - claims.statements,
+        claims: now.claims - claims.claims,
+        roundTripMs: Math.round((now.roundTripMs - claims.roundTripMs) * 100) / 100,
+        slowestMs: Math.round(now.slowestMs * 100) / 100,
+      },
     } satisfies LoopWatch;
   }
   if (command.type === 'create-app') {

@@ -78,7 +78,7 @@ export interface LoopWatch {
   /** Garbage-collection pauses (PerformanceObserver 'gc'): how many, their total and the longest, ms. */
   gc: { count: number; totalMs: number; maxMs: number; major: number; majorMs: number };
   /** Claiming statements sent and claims in them over the window (pass-token-claims.ts). */
-  claims: { statements: number; claims: number };
+  claims: { statements: number; claims: number; roundTripMs: number; slowestMs: number };
 }
 
 /** Self time by category (package or runtime bucket) and by function, in milliseconds. */

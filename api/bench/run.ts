@@ -588,7 +588,12 @@ function mergeWatches(watches: LoopWatch[]): LoopWatch {
       major: sum((w) => w.gc.major),
       majorMs: Math.round(sum((w) => w.gc.majorMs) * 100) / 100,
     },
-    claims: { statements: sum((w) => w.claims.statements), claims: sum((w) => w.claims.claims) },
+    claims: {
+      statements: sum((w) => w.claims.statements),
+      claims: sum((w) => w.claims.claims),
+      roundTripMs: Math.round(sum((w) => w.claims.roundTripMs) * 100) / 100,
+      slowestMs: max((w) => w.claims.slowestMs),
+    },
   };
 }
 
@@ -663,7 +668,8 @@ async function bystanderCases(
     `API event loop delay (worst segment) p50 ${w.delay.p50} · p99 ${w.delay.p99} ms, longest ${w.delay.max} ms; ` +
     `${w.gc.count} GC pauses, ${w.gc.totalMs} ms in all, longest ${w.gc.maxMs} ms ` +
     `(${w.gc.major} of them mark-compact or incremental marking, ${w.gc.majorMs} ms); ` +
-    `${w.claims.claims} claims in ${w.claims.statements} statements`;
+    `${w.claims.claims} claims in ${w.claims.statements} statements, round trip mean ` +
+    `${(w.claims.roundTripMs / Math.max(1, w.claims.statements)).toFixed(2)} ms, longest ${w.claims.slowestMs} ms`;
   const described = (m: Measurement) =>
     `${m.requests} fresh validations paced at ${BYSTANDER.rate}/s over ${BYSTANDER.connections} connections, ` +
     `${BYSTANDER_ROUNDS} segments interleaved with the other side's: p99.9 ${m.p999} ms, slowest ${m.max} ms`;

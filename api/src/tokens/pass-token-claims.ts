@@ -152,8 +152,11 @@ export class PassTokenClaims {
   #inFlight = 0;
   /** Tokens in a statement in flight: another claim of one waits for that statement's answer. */
   readonly #claiming = new Set<string>();
-  /** Claiming statements sent and the claims they carried, since this batcher was made. */
-  readonly stats = { statements: 0, claims: 0 };
+  /**
+   * Claiming statements sent and the claims they carried, since this batcher was made; the statements'
+   * round trips (send to answer, pool wait included) summed, and the longest since `slowestMs` was last reset.
+   */
+  readonly stats = { statements: 0, claims: 0, roundTripMs: 0, slowestMs: 0 };
   /** The tokens this process's statements claimed: their replays need no statement (validatePassToken). */
   readonly memory = new ClaimMemory();
 
@@ -194,6 +197,7 @@ export class PassTokenClaims {
     this.stats.statements++;
     this.stats.claims += batch.length;
     const items = JSON.stringify(batch.map(({ id, app, key }) => ({ id, app, key })));
+    const sent = performance.now();
     this.#statement
       .execute({ items })
       .then(
@@ -210,6 +214,9 @@ export class PassTokenClaims {
         // Next: the claims held (a token in a statement then, or past the batch size), first in the queue,
         // then whatever arrived while this statement ran.
         for (const claim of batch) this.#claiming.delete(claim.id);
+        const took = performance.now() - sent;
+        this.stats.roundTripMs += took;
+        if (took > this.stats.slowestMs) this.stats.slowestMs = took;
         this.#inFlight--;
         this.#schedule();
       });
