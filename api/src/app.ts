@@ -1,5 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
-import { errorEnvelope, jsonBody, requestContext, utf8Only } from '@gatehouse/core/http';
+import { errorEnvelope, requestContext, utf8Only } from '@gatehouse/core/http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -67,24 +67,20 @@ export function createApp(deps: Deps): Koa {
     }
   });
   app.use(utf8Only());
-  // The common JSON body read directly; everything else by @koa/bodyparser, as before (core/src/http/json-body.ts).
   app.use(
-    jsonBody(
-      deps.config.bodyLimitBytes,
-      bodyParser({
-        enableTypes: ['json', 'form'],
-        jsonLimit: deps.config.bodyLimitBytes,
-        formLimit: deps.config.bodyLimitBytes,
-        jsonStrict: true,
-        // A body that cannot be read or decoded (a corrupt gzip or brotli stream included) is the client's
-        // fault: keep the parser's 4xx, and never let a decoder's error become a 500.
-        onError(error) {
-          const status = (error as { status?: unknown }).status;
-          if (typeof status === 'number' && status >= 400 && status < 500) throw error;
-          throw new GatehouseError('invalid_request', 'The request body could not be decoded.');
-        },
-      }),
-    ),
+    bodyParser({
+      enableTypes: ['json', 'form'],
+      jsonLimit: deps.config.bodyLimitBytes,
+      formLimit: deps.config.bodyLimitBytes,
+      jsonStrict: true,
+      // A body that cannot be read or decoded (a corrupt gzip or brotli stream included) is the client's
+      // fault: keep the parser's 4xx, and never let a decoder's error become a 500.
+      onError(error) {
+        const status = (error as { status?: unknown }).status;
+        if (typeof status === 'number' && status >= 400 && status < 500) throw error;
+        throw new GatehouseError('invalid_request', 'The request body could not be decoded.');
+      },
+    }),
   );
   app.use(usageObserver(deps.usage));
   app.use(router.routes());

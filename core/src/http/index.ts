@@ -3,6 +3,5 @@ export { parseOrThrow, pathOfNul, readBody, utf8Only } from './body.ts';
 export { openCors } from './cors.ts';
 export { errorEnvelope } from './errors.ts';
 export { internalListener, isInternalRequest } from './internal-listener.ts';
-export { jsonBody } from './json-body.ts';
 export { HTTP_LIMIT_DEFAULTS, type HttpLimits, httpLimitsEnv, listenHttp, loadHttpLimits } from './listen.ts';
 export { requestContext } from './request-context.ts';
