@@ -34,6 +34,8 @@ const { values: flags } = parseArgs({
     'b-flags': { type: 'string' },
     'a-env': { type: 'string' },
     'b-env': { type: 'string' },
+    /** Ask each API for a diagnostic report at the end (needs --report-on-signal in its flags): V8's heap by space. */
+    report: { type: 'boolean' },
   },
 });
 const ROUNDS = Number(flags.rounds);
@@ -44,7 +46,13 @@ mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
 const work = mkdtempSync(join(import.meta.dirname, 'dist', 'mem-'));
 const tree = join(work, 'tree');
 mkdirSync(tree);
-const archive = execFileSync('git', ['-C', REPO, 'archive', flags.base!, 'api'], { maxBuffer: 1 << 30 });
+const archive = execFileSync(
+  'git',
+  ['-C', REPO, 'archive', flags.base === 'worktree' ? 'HEAD' : flags.base!, 'api'],
+  {
+    maxBuffer: 1 << 30,
+  },
+);
 execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
 const url0 = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const name = `gh_mem_${randomBytes(4).toString('hex')}`;
@@ -56,7 +64,10 @@ const mib = (n: number | null | undefined) => (n == null ? '-' : n.toFixed(1));
 try {
   const { buildServer: buildBase } = await import(join(tree, 'api/scripts/build-server.ts'));
   const { buildServer: buildNew } = await import('../scripts/build-server.ts');
-  await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
+  // --base worktree: both sides from the working tree (settings compared, not revisions).
+  if (flags.base === 'worktree')
+    await buildNew(join(work, 'a'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
+  else await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
   await buildNew(join(work, 'b'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
   const child = (side: string) => `./${relative(import.meta.dirname, join(work, side, 'api-child.js'))}`;
 
@@ -147,6 +158,10 @@ try {
         `renderer processes peak ${mib(Math.max(...r.children))} MiB; API + renderers ${mib(Math.max(...r.total))} MiB; ` +
         `slide inits served ${Math.round(median(r.served))}/s (median)`,
     );
+  }
+  if (flags.report) {
+    for (const side of ['A', 'B'] as const) process.kill(servers[side].pid, 'SIGUSR2');
+    await new Promise((r) => setTimeout(r, 3000));
   }
   for (const side of ['A', 'B'] as const) {
     for (const pid of [servers[side].pid, ...descendantsOf(servers[side].pid)]) {
