@@ -340,6 +340,165 @@
     return clicks;
   }
 
+  /** Each pixel's grey-level spread over a 5×5 window, ×4, as an RGBA image (grey). */
+  function textureMap(scene) {
+    const { w, h } = scene;
+    const g = greyPlane(scene);
+    const t = new Uint8ClampedArray(w * h * 4);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        let s = 0;
+        let q = 0;
+        let n = 0;
+        for (let dy = -2; dy <= 2; dy++)
+          for (let dx = -2; dx <= 2; dx++) {
+            const xx = x + dx;
+            const yy = y + dy;
+            if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
+            const v = g[yy * w + xx];
+            s += v;
+            q += v * v;
+            n++;
+          }
+        const sd = Math.sqrt(Math.max(0, q / n - (s / n) ** 2));
+        const i = (y * w + x) * 4;
+        t[i] = t[i + 1] = t[i + 2] = Math.min(255, sd * 4);
+      }
+    return t;
+  }
+
+  /**
+   * Click, a shape-aware solver (offline only, not a harness row): the textured regions segmented (texture
+   * map above a threshold, opened by 2 px to cut the lines off), and each prompt silhouette compared with
+   * each region at 36 rotations, scaled to the region's area, by overlap (intersection over union); each
+   * prompt takes the best region not taken yet.
+   */
+  function clickShapes(
+    input = {
+      scene: pixels(deepQueryAll('.click .stage > img')[0]),
+      strip: pixels(deepQueryAll('img.order')[0]),
+    },
+    { threshold = 60 } = {},
+  ) {
+    const { scene, strip } = input;
+    const { w, h } = scene;
+    const t = textureMap(scene);
+    let m = new Uint8Array(w * h);
+    for (let i = 0; i < w * h; i++) m[i] = t[i * 4] > threshold ? 1 : 0;
+    const morph = (src, keep) => {
+      const out = new Uint8Array(w * h);
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          let v = keep;
+          for (let dy = -2; dy <= 2 && v === keep; dy++)
+            for (let dx = -2; dx <= 2; dx++) {
+              const xx = x + dx;
+              const yy = y + dy;
+              const o = xx < 0 || yy < 0 || xx >= w || yy >= h ? 0 : src[yy * w + xx];
+              if (o !== keep) {
+                v = o;
+                break;
+              }
+            }
+          out[y * w + x] = v;
+        }
+      return out;
+    };
+    m = morph(morph(m, 1), 0); // erode (a 0 nearby clears), then dilate (a 1 nearby sets)
+    const label = new Int32Array(w * h).fill(-1);
+    const regions = [];
+    for (let i = 0; i < w * h; i++) {
+      if (!m[i] || label[i] >= 0) continue;
+      const pts = [];
+      const stack = [i];
+      label[i] = regions.length;
+      while (stack.length) {
+        const j = stack.pop();
+        pts.push(j);
+        const x = j % w;
+        const y = (j - x) / w;
+        for (const [nx, ny] of [
+          [x + 1, y],
+          [x - 1, y],
+          [x, y + 1],
+          [x, y - 1],
+        ]) {
+          if (nx < 0 || ny < 0 || nx >= w || ny >= h) continue;
+          const k = ny * w + nx;
+          if (m[k] && label[k] < 0) {
+            label[k] = regions.length;
+            stack.push(k);
+          }
+        }
+      }
+      if (pts.length < 120) continue;
+      const cx = pts.reduce((a, j) => a + (j % w), 0) / pts.length;
+      const cy = pts.reduce((a, j) => a + Math.floor(j / w), 0) / pts.length;
+      const set = new Set(
+        pts.map((j) => `${Math.round((j % w) - cx)},${Math.round(Math.floor(j / w) - cy)}`),
+      );
+      regions.push({ x: cx, y: cy, area: pts.length, set });
+    }
+    const count = Math.round((strip.w + 16) / 56);
+    const scores = [];
+    for (let i = 0; i < count; i++) {
+      const sil = silhouette(strip, i * 56, 40);
+      regions.forEach((r, k) => {
+        const scale = Math.sqrt(r.area / sil.points.length);
+        let best = 0;
+        for (let a = 0; a < 36; a++) {
+          const ang = (a / 36) * Math.PI * 2;
+          const cos = Math.cos(ang);
+          const sin = Math.sin(ang);
+          const mine = new Set();
+          for (const [px, py] of sil.points)
+            mine.add(
+              `${Math.round((cos * px - sin * py) * scale)},${Math.round((sin * px + cos * py) * scale)}`,
+            );
+          let inter = 0;
+          for (const q of mine) if (r.set.has(q)) inter++;
+          const iou = inter / (mine.size + r.set.size - inter);
+          if (iou > best) best = iou;
+        }
+        scores.push({ i, k, score: best });
+      });
+    }
+    scores.sort((a, b) => b.score - a.score);
+    const clicks = Array.from({ length: count }, () => ({ x: w / 2, y: h / 2 }));
+    const doneP = new Set();
+    const doneR = new Set();
+    for (const s of scores) {
+      if (doneP.has(s.i) || doneR.has(s.k)) continue;
+      doneP.add(s.i);
+      doneR.add(s.k);
+      clicks[s.i] = { x: regions[s.k].x, y: regions[s.k].y };
+    }
+    return clicks;
+  }
+
+  /**
+   * Click, adapted to striped symbols (offline only, not a harness row): the same silhouette template
+   * matched on a texture map instead of the colours: each pixel's grey-level spread over a 5×5 window,
+   * high inside stripes and low on the soft background (noise, lines and clutter edges raise it too).
+   */
+  function clickTexture(
+    input = {
+      scene: pixels(deepQueryAll('.click .stage > img')[0]),
+      strip: pixels(deepQueryAll('img.order')[0]),
+    },
+  ) {
+    const { scene, strip } = input;
+    const { w, h } = scene;
+    const t = textureMap(scene);
+    const count = Math.round((strip.w + 16) / 56);
+    const clicks = [];
+    for (let i = 0; i < count; i++) {
+      const best = matchTemplate({ w, h, d: t }, silhouette(strip, i * 56, 40))[0];
+      clicks.push({ x: best.x, y: best.y });
+    }
+    return clicks;
+  }
+
   const NAMED = { red: [0xd7, 0x26, 0x3d], blue: [0x1f, 0x5f, 0xd1], yellow: [0xf5, 0xc4, 0x00] };
   /**
    * Select: colour prompts count the named colour's pixels per tile; shape prompts match the shape's
@@ -392,6 +551,8 @@
     slideOutline,
     slideHole,
     click,
+    clickTexture,
+    clickShapes,
     select,
   };
 })();
