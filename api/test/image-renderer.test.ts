@@ -109,11 +109,17 @@ describe.runIf(run)('renderer processes of the bundled API', () => {
     return pids[0]!;
   };
 
-  it('draws in a renderer process; the API process never maps the canvas library', async () => {
+  it('draws in a renderer process; the API process never maps the canvas library, nor gives its configuration to the renderer', async () => {
     await vi.waitFor(served, { timeout: 60_000, interval: 250 });
     const pid = renderer();
     expect(mapsCanvas(pid)).toBe(true);
     expect(mapsCanvas(api.child.pid!)).toBe(false);
+    // The API's configuration stays in the API: the renderer's environment holds no secret or URL.
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+    expect(readFileSync(`/proc/${api.child.pid}/environ`, 'utf8')).toContain(ADMIN_TOKEN);
+    expect(environ).not.toContain(ADMIN_TOKEN);
+    expect(environ).not.toMatch(/DATABASE_URL|DATA_DIR|TRUST_PROXY/);
+    expect(environ).toContain('MALLOC_ARENA_MAX=1');
   }, 90_000);
 
   it('a renderer killed with kill -9: the API keeps answering, sheds image inits with 503 and Retry-After, restarts it and serves again', async () => {

@@ -1,7 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { ChallengeKind } from '@gatehouse/core/challenges';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type DrawnImage, ImagePool, ImageWorkers, imagePoolSettings, PoolEmpty } from './image-pool.ts';
+import {
+  type DrawnImage,
+  ImagePool,
+  ImageWorkers,
+  imagePoolSettings,
+  PoolEmpty,
+  rendererEnv,
+} from './image-pool.ts';
 
 const KINDS: ChallengeKind[] = ['slide', 'click', 'select'];
 
@@ -166,6 +173,28 @@ describe('ImagePool', () => {
 });
 
 describe('ImageWorkers: real drawing in renderer processes', () => {
+  it("a renderer's environment keeps what a process needs, never the API's configuration", () => {
+    const env = rendererEnv({
+      PATH: '/usr/bin',
+      HOME: '/home/node',
+      NODE_ENV: 'production',
+      LC_CTYPE: 'C.UTF-8',
+      MALLOC_ARENA_MAX: '4',
+      NODE_OPTIONS: '--max-old-space-size=4096',
+      DATABASE_URL: 'postgres://u:p@db/gatehouse',
+      GATEHOUSE_ADMIN_TOKEN: 'secret',
+      REDIS_URL: 'redis://r',
+    });
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/node',
+      NODE_ENV: 'production',
+      LC_CTYPE: 'C.UTF-8',
+      MALLOC_ARENA_MAX: '4',
+    });
+    expect(rendererEnv({}).MALLOC_ARENA_MAX).toBe('1');
+  });
+
   it('draws unique challenges of each kind, with images and a sealed-side answer', async () => {
     const workers = new ImageWorkers(1);
     try {

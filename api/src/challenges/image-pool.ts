@@ -268,7 +268,20 @@ export type ImageWorkersOptions = {
  * per challenge 2.97 -> 3.05 ms (medians; docs/decisions.md, "API memory").
  */
 const RENDERER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=128'];
-const RENDERER_ENV = { MALLOC_ARENA_MAX: '1' };
+
+/**
+ * The renderer's environment: what a process needs to run and draw, never the API's configuration (database
+ * and Redis URLs, secrets, tokens): drawing reads none of it, and a renderer's crash report or core dump
+ * then holds none of it either. NODE_OPTIONS stays out so the renderer runs with its own flags.
+ */
+export function rendererEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const kept = Object.entries(env).filter(
+    ([name]) =>
+      ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LC_ALL', 'NODE_ENV', 'LD_LIBRARY_PATH'].includes(name) ||
+      /^(MALLOC_|FONTCONFIG_|LC_)/.test(name),
+  );
+  return { MALLOC_ARENA_MAX: '1', ...Object.fromEntries(kept) };
+}
 
 /**
  * Renderer processes that draw challenges (`image-worker.ts`, forked with an IPC channel in V8's structured
@@ -314,7 +327,7 @@ export class ImageWorkers {
     const child = fork(entry instanceof URL ? fileURLToPath(entry) : entry, [], {
       serialization: 'advanced',
       execArgv: this.#options.execArgv,
-      env: { ...RENDERER_ENV, ...process.env },
+      env: rendererEnv(),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.starts++;

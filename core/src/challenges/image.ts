@@ -17,7 +17,7 @@ const MIME = { jpeg: 'image/jpeg', webp: 'image/webp', png: 'image/png' } as con
  * Encodes a canvas. JPEG has no alpha, so an image that needs it (`alpha`: the slide's piece) goes out as
  * lossless WebP instead: for a 64 px piece that is faster than lossy WebP or PNG and smaller than PNG.
  * Encoding is synchronous, on the drawing thread: napi-rs's async `encode` hands the pixels to the libuv
- * pool and back, which cost a sixth more CPU per slide, and the API draws in worker threads anyway.
+ * pool and back, which cost a sixth more CPU per slide, and the API draws in renderer processes anyway.
  */
 export function encodeCanvas(
   canvas: Canvas,
