@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ALTERNATIVES_PER_IP_PER_HOUR, alternativeSeconds } from '@gatehouse/core/alternative';
 import { RedisConsumptionStore } from '@gatehouse/core/offline-consumption';
-import { nativeHasher, type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
+import { nativeHasher, type Puzzle, solvePuzzle, verifySolution } from '@gatehouse/core/pow';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -157,11 +157,20 @@ describe.runIf(run)('the accessible alternative on a standby during an outage', 
     const { data, ids } = await init();
     const alt = await alternative(ids);
     expect(alt.status).toBe(200);
-    // Right count, ascending, solved by nobody: every sub-puzzle the pick can land on misses.
-    const junk = (puzzle: Json) => ({ nonces: Array.from({ length: puzzle.count as number }, (_, i) => i) });
-    const refused = await submit(ids, junk(data.pow), {
+    // Right count, ascending, solved by nobody: every sub-puzzle the pick can land on misses. At this
+    // suite's low price a nonce picked blindly meets the target often enough to flake, so each junk nonce
+    // is one checked to miss.
+    const junk = async (puzzle: Json) => {
+      const nonces: number[] = [];
+      for (let n = 0; nonces.length < (puzzle.count as number); n++) {
+        const single = { ...(puzzle as Puzzle), count: 1 };
+        if (!(await verifySolution(single, { nonces: [n] }, hasher ? { hasher } : {}))) nonces.push(n);
+      }
+      return { nonces };
+    };
+    const refused = await submit(ids, await junk(data.pow), {
       alternative: alt.body.data.ticket,
-      pow: junk(alt.body.data.pow),
+      pow: await junk(alt.body.data.pow),
     });
     expect(refused.status).toBe(422);
     expect(refused.body.error).toBe('invalid_answer');
