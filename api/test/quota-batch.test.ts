@@ -1,6 +1,6 @@
 import type { Database } from '@gatehouse/core/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countChallenge } from '../src/quotas/monthly-quota.ts';
+import { countChallenge, QUOTA_IN_FLIGHT } from '../src/quotas/monthly-quota.ts';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
 
 const run = await databaseAvailable();
@@ -61,10 +61,11 @@ describe.runIf(run)('quota counts in batches', () => {
     expect(allowed(decisions.slice(5))).toBe(4);
   });
 
-  it('counts arriving while a statement is in flight wait for it and go together in the next one', async () => {
+  it('counts arriving while QUOTA_IN_FLIGHT statements are in flight wait and go together in the next one', async () => {
+    expect(QUOTA_IN_FLIGHT).toBe(2);
     const a = await app({ monthly_quota: 100 });
-    // The database as the batcher sees it, its statements held until `open` (one in flight, for as long as
-    // the test wants) and counted.
+    // The database as the batcher sees it, its statements held until `open` (in flight for as long as the
+    // test wants) and counted.
     let open!: () => void;
     const gate = new Promise<void>((resolve) => {
       open = resolve;
@@ -85,27 +86,25 @@ describe.runIf(run)('quota counts in batches', () => {
       },
     }) as Database;
     const turn = () => new Promise((resolve) => setImmediate(resolve));
-    const first = countChallenge(slow, a);
-    await turn();
-    await turn();
-    expect(statements).toBe(1);
-    // Ten more, each in a turn of its own, while the first statement is in flight: none is sent yet.
-    const more: ReturnType<typeof countChallenge>[] = [];
-    for (let i = 0; i < 10; i++) {
-      more.push(countChallenge(slow, a));
+    // Eleven counts, each in a turn of its own: the first two are sent at once (one statement each), the
+    // other nine wait for one of them to answer.
+    const counts: ReturnType<typeof countChallenge>[] = [];
+    for (let i = 0; i < 11; i++) {
+      counts.push(countChallenge(slow, a));
+      await turn();
       await turn();
     }
-    expect(statements).toBe(1);
-    open();
-    const decisions = await Promise.all([first, ...more]);
-    // The ten in one statement after the first: 11 counts in 2 statements, each told a distinct count.
     expect(statements).toBe(2);
+    open();
+    const decisions = await Promise.all(counts);
+    // The nine in one statement: 11 counts in 3 statements, each told a distinct count.
+    expect(statements).toBe(3);
     expect(allowed(decisions)).toBe(11);
     expect(decisions.map((d) => d.used).toSorted((x, y) => x - y)).toEqual(
       Array.from({ length: 11 }, (_, i) => i + 1),
     );
     // Idle again: the next count goes alone, at once.
     expect((await countChallenge(slow, a)).used).toBe(12);
-    expect(statements).toBe(3);
+    expect(statements).toBe(4);
   });
 });

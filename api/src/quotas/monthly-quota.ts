@@ -43,18 +43,28 @@ type Unit = { app: string; period: string; quota: number; overage: boolean };
 type Waiting = { resolve: (decision: QuotaDecision) => void; reject: (error: unknown) => void };
 
 /**
- * Gathers the counts per app, period and plan as a group commit: at most one counting statement per key is
- * in flight, and the counts that arrive meanwhile wait for it and go together in the next one (an idle server
- * sends a count in the next turn; a busy one sends larger batches instead of more statements: a statement
- * per turn averaged about 2 counts under the bench's load, and its socket write alone was ~20% of an init's
- * API CPU, issue 14). Statements of one key queue on the same row lock anyway, so a second in flight would
- * only wait there. A batch of n is one statement adding n; without overage, a batch that would not fit
- * entirely (the last units of a month, or n above the quota for a new row) falls back to one conditional
- * statement per unit, so exactly as many are allowed as fit.
+ * At most this many counting statements in flight per app (and period and plan). One alone funnelled every
+ * init of an app through one PostgreSQL backend's round trip, which a busy machine stretches to
+ * milliseconds; two overlap one statement's round trip with the next batch, and more would only queue on
+ * the row's lock.
+ */
+export const QUOTA_IN_FLIGHT = 2;
+
+/**
+ * Gathers the counts per app, period and plan as a group commit: the counts of one event-loop turn go in
+ * one statement, at most QUOTA_IN_FLIGHT statements per key are in flight, and the counts that arrive
+ * beyond that wait for one to answer and go together in the next (an idle server sends a count in the next
+ * turn; a busy one sends larger batches instead of more statements: a statement per turn carried 5-7 counts
+ * under the bench's load, issue 14). A batch of n is one statement adding n; without overage, a batch that
+ * would not fit entirely (the last units of a month, or n above the quota for a new row) falls back to one
+ * conditional statement per unit, so exactly as many are allowed as fit.
  */
 class QuotaBatcher {
   readonly #db: Database;
-  readonly #keys = new Map<string, { unit: Unit; waiting: Waiting[]; busy: boolean; scheduled: boolean }>();
+  readonly #keys = new Map<
+    string,
+    { unit: Unit; waiting: Waiting[]; inFlight: number; scheduled: boolean }
+  >();
   /** Counting statements sent and the counts they carried (the fallback's statements included). */
   readonly stats = { statements: 0, counts: 0 };
 
@@ -67,7 +77,7 @@ class QuotaBatcher {
       const key = `${unit.app}\n${unit.period}\n${unit.quota}\n${unit.overage}`;
       let entry = this.#keys.get(key);
       if (!entry) {
-        entry = { unit, waiting: [], busy: false, scheduled: false };
+        entry = { unit, waiting: [], inFlight: 0, scheduled: false };
         this.#keys.set(key, entry);
       }
       entry.waiting.push({ resolve, reject });
@@ -75,8 +85,8 @@ class QuotaBatcher {
     });
   }
 
-  #schedule(key: string, entry: { waiting: Waiting[]; busy: boolean; scheduled: boolean }): void {
-    if (entry.busy || entry.scheduled || entry.waiting.length === 0) return;
+  #schedule(key: string, entry: { waiting: Waiting[]; inFlight: number; scheduled: boolean }): void {
+    if (entry.inFlight >= QUOTA_IN_FLIGHT || entry.scheduled || entry.waiting.length === 0) return;
     entry.scheduled = true;
     setImmediate(() => {
       entry.scheduled = false;
@@ -86,18 +96,18 @@ class QuotaBatcher {
 
   #flush(key: string): void {
     const entry = this.#keys.get(key);
-    if (!entry || entry.busy || entry.waiting.length === 0) return;
+    if (!entry || entry.inFlight >= QUOTA_IN_FLIGHT || entry.waiting.length === 0) return;
     const { unit, waiting } = entry;
     entry.waiting = [];
-    entry.busy = true;
+    entry.inFlight++;
     this.#settle(unit, waiting)
       .catch((error: unknown) => {
         for (const w of waiting) w.reject(error);
       })
       .finally(() => {
-        entry.busy = false;
-        // Nothing arrived meanwhile: the key is forgotten (a month's or a plan's key never lingers).
-        if (entry.waiting.length === 0) this.#keys.delete(key);
+        entry.inFlight--;
+        // Nothing in flight or waiting: the key is forgotten (a month's or a plan's key never lingers).
+        if (entry.waiting.length === 0 && entry.inFlight === 0 && !entry.scheduled) this.#keys.delete(key);
         else this.#schedule(key, entry);
       });
   }
