@@ -87,27 +87,53 @@ export const REMEMBERED_CLAIMS = 50_000;
  */
 export class ClaimMemory {
   readonly #capacity: number;
-  /** Token id → its expiry (Unix seconds) when claimed without a key, else [expiry, key]; oldest first. */
+  /** Token id → its expiry (Unix seconds) when claimed without a key, else [expiry, key]. */
   readonly #entries = new Map<string, number | [number, string]>();
+  /**
+   * The ids in the order remembered, a ring of `capacity` slots from `#head`, each with its expiry: what
+   * goes first. A Map's own order would do, but iterating it from the head after many deletions there walks
+   * their tombstones (35 µs a token at 50,000); the ring drops the oldest in constant time.
+   */
+  readonly #ids: (string | undefined)[];
+  readonly #exps: Float64Array;
+  #head = 0;
+  #count = 0;
 
   constructor(capacity = REMEMBERED_CLAIMS) {
     if (!(capacity >= 1)) throw new Error('ClaimMemory: capacity must be at least 1');
     this.#capacity = capacity;
+    this.#ids = new Array<string | undefined>(capacity);
+    this.#exps = new Float64Array(capacity);
   }
 
   get size(): number {
     return this.#entries.size;
   }
 
-  /** Token `id`, expiring at `exp` (Unix seconds), was claimed by this process with idempotency key `key`. */
+  /**
+   * Token `id`, expiring at `exp` (Unix seconds), was claimed by this process with idempotency key `key`.
+   * A token is claimed once; told again, the memory updates its key and expiry where it stands.
+   */
   remember(id: string, exp: number, key: string | null, now = Date.now()): void {
-    this.#entries.delete(id);
-    // Expired tokens at the head go first; beyond the capacity, the oldest.
-    for (const [head, entry] of this.#entries) {
-      if (expiry(entry) * 1000 > now && this.#entries.size < this.#capacity) break;
-      this.#entries.delete(head);
+    if (exp * 1000 <= now) return;
+    const value: number | [number, string] = key === null ? exp : [exp, key];
+    if (this.#entries.has(id)) {
+      this.#entries.set(id, value);
+      return;
     }
-    if (exp * 1000 > now) this.#entries.set(id, key === null ? exp : [exp, key]);
+    // Expired tokens at the head go first; when full, the oldest.
+    while (this.#count > 0 && (this.#count >= this.#capacity || this.#exps[this.#head]! * 1000 <= now)) {
+      const old = this.#ids[this.#head]!;
+      this.#ids[this.#head] = undefined;
+      this.#head = (this.#head + 1) % this.#capacity;
+      this.#count--;
+      this.#entries.delete(old);
+    }
+    const slot = (this.#head + this.#count) % this.#capacity;
+    this.#ids[slot] = id;
+    this.#exps[slot] = exp;
+    this.#count++;
+    this.#entries.set(id, value);
   }
 
   /** The claim of token `id` by this process (its idempotency key), if remembered and not expired. */
