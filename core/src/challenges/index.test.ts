@@ -3,7 +3,6 @@ import {
   CHALLENGE_KINDS,
   cryptoRandom,
   generateChallenge,
-  generateStandbyChallenge,
   MAX_ATTEMPTS,
   seededRandom,
   verifyChallenge,
@@ -40,15 +39,6 @@ describe('challenges index', () => {
       ok: false,
       reason: 'malformed',
     });
-  });
-
-  it('gives the standby a simple slide', async () => {
-    const c = await generateStandbyChallenge({ rng: seededRandom(3) });
-    const full = await generateChallenge('slide', { rng: seededRandom(3) });
-    expect(c.kind).toBe('slide');
-    expect(c.view.background.data.length).toBeLessThan(
-      full.kind === 'slide' ? full.view.background.data.length : 0,
-    );
   });
 
   it('docs usage example (docs/challenges.md, "Use")', async () => {

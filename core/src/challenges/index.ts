@@ -64,16 +64,6 @@ export function generateChallenge(kind: ChallengeKind, options: GenerateOptions 
 }
 
 /**
- * The standby service's challenge: a slide with `simple` detail. It is the cheapest kind to draw, its
- * keyboard path needs no extra UI, and during an outage cost matters more than resistance to solvers.
- */
-export function generateStandbyChallenge(
-  options: Omit<GenerateOptions, 'detail'> = {},
-): Promise<SlideChallenge> {
-  return generateSlide(options.rng ?? cryptoRandom(), { detail: 'simple', format: options.format ?? 'jpeg' });
-}
-
-/**
  * Verifies a submission against the answer opened from the sealed challenge. `submission` is raw client
  * input (each verifier parses it); `answer` is trusted, since only the server could have sealed it.
  */
