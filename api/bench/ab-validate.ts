@@ -1,0 +1,157 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { Child } from './child.ts';
+import { measure } from './load.ts';
+import { dockerfileNodeFlags } from './node-flags.ts';
+import { pool } from './pool.ts';
+import type { CreatedApp } from './protocol.ts';
+
+/**
+ * A/B of validate between the API at a git revision (A, `--base`, default HEAD) and the working tree (B),
+ * both bundled as the container runs them, on one PostgreSQL database, interleaved in one run (the order
+ * alternates each round): per side and round, `--fresh` fresh tokens validated flat out, then `--replays`
+ * replays of 500 tokens that side validated once just before; API and PostgreSQL CPU µs per validation and
+ * validations a second (answers over the wall time around the run, which autocannon with `amount` ends on
+ * its 1 s tick: coarse, compare the CPU figures), and each side's replay ÷ fresh throughput.
+ *   npx node api/bench/ab-validate.ts --base <rev> [--take <rev>:<path> ...] [--rounds 4] [--fresh 10000]
+ *     [--replays 20000]
+ * `--take` puts a file of another revision into A (as `git show <rev>:<path>`): a change measured alone
+ * on a base whose other files keep up with the working tree's core, e.g. `--base HEAD --take
+ * ef8c1b8:api/src/tokens/pass-tokens.ts --take ef8c1b8:api/src/tokens/pass-token-claims.ts`.
+ * Only `api/` is taken from the revision (its tests left out); `@gatehouse/core` is the working tree's for
+ * both. TEST_POSTGRES_URL (else postgres://postgres@127.0.0.1:5432/postgres).
+ */
+const { values: flags } = parseArgs({
+  options: {
+    base: { type: 'string', default: 'HEAD' },
+    rounds: { type: 'string', default: '4' },
+    fresh: { type: 'string', default: '10000' },
+    replays: { type: 'string', default: '20000' },
+    take: { type: 'string', multiple: true, default: [] },
+  },
+});
+const ROUNDS = Number(flags.rounds);
+const FRESH = Number(flags.fresh);
+const REPLAYS = Number(flags.replays);
+const REPO = resolve(import.meta.dirname, '../..');
+
+mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
+const work = mkdtempSync(join(import.meta.dirname, 'dist', 'abv-'));
+const tree = join(work, 'tree');
+mkdirSync(tree);
+const archive = execFileSync('git', ['-C', REPO, 'archive', flags.base!, 'api'], { maxBuffer: 1 << 30 });
+execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
+for (const taken of flags.take ?? []) {
+  const path = taken.slice(taken.indexOf(':') + 1);
+  writeFileSync(join(tree, path), execFileSync('git', ['-C', REPO, 'show', taken], { maxBuffer: 1 << 30 }));
+}
+const url0 = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const name = `gh_abv_${randomBytes(4).toString('hex')}`;
+const admin = postgres(url0, { max: 1, onnotice: () => {} });
+const children: Child[] = [];
+try {
+  const { buildServer: buildBase } = await import(join(tree, 'api/scripts/build-server.ts'));
+  const { buildServer: buildNew } = await import('../scripts/build-server.ts');
+  await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
+  await buildNew(join(work, 'b'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
+  const child = (side: string) => `./${relative(import.meta.dirname, join(work, side, 'api-child.js'))}`;
+
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(url0);
+  url.pathname = `/${name}`;
+  const env = { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() };
+  const prep = await Child.start(child('b'), env);
+  children.push(prep);
+  const servers = {
+    A: await Child.start(child('a'), env, dockerfileNodeFlags()),
+    B: await Child.start(child('b'), env, dockerfileNodeFlags()),
+  };
+  children.push(servers.A, servers.B);
+  const parties = { postgresDatabase: name };
+  const app = await prep.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
+  const headers = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
+  const body = (token: string) => JSON.stringify({ pass_token: token });
+  const mint = (count: number) =>
+    prep.call<string[]>({ type: 'mint', appId: app.appId, count, consume: false });
+  const once = (tokens: string[]) => {
+    let i = 0;
+    return { path: '/v1/validate', headers, body: () => body(tokens[Math.min(i++, tokens.length - 1)]!) };
+  };
+  const cycle = (tokens: string[]) => {
+    let i = 0;
+    return { path: '/v1/validate', headers, body: () => body(tokens[i++ % tokens.length]!) };
+  };
+  /** Validates each token once through `server` (so that its replays are replays of its own claims). */
+  const spend = (server: Child, tokens: string[]) =>
+    pool(tokens.length, 16, async (i) => {
+      const res = await fetch(`${server.url}/v1/validate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: body(tokens[i]!),
+      });
+      const answer = (await res.json()) as { data?: { valid?: boolean } };
+      if (answer.data?.valid !== true) throw new Error(`spending: ${JSON.stringify(answer)}`);
+    });
+  const flat = (amount: number) => ({ connections: 20, durationSeconds: 1, amount, parties });
+  for (const server of Object.values(servers)) {
+    await measure(server, once(await mint(1000)), flat(1000));
+    const warm = await mint(500);
+    await spend(server, warm);
+    await measure(server, cycle(warm), flat(2000));
+  }
+  type Side = 'A' | 'B';
+  const figures: Record<string, Record<Side, number[]>> = {};
+  const add = (what: string, side: Side, v: number) => {
+    figures[what] ??= { A: [], B: [] };
+    figures[what][side].push(v);
+  };
+  console.log(
+    `base ${flags.base}; load average before ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
+      const server = servers[side];
+      const fresh = await measure(server, once(await mint(FRESH)), flat(FRESH));
+      const used = await mint(500);
+      await spend(server, used);
+      const replay = await measure(server, cycle(used), flat(REPLAYS));
+      add('fresh API µs', side, fresh.cpu.server!);
+      add('fresh PostgreSQL µs', side, fresh.cpu.postgres!);
+      const rate = (m: typeof fresh) => m.requests / (m.cpuWindowSeconds ?? m.seconds);
+      add('fresh req/s', side, Math.round(rate(fresh)));
+      add('replay API µs', side, replay.cpu.server!);
+      add('replay PostgreSQL µs', side, replay.cpu.postgres!);
+      add('replay req/s', side, Math.round(rate(replay)));
+      add('replay ÷ fresh req/s', side, Math.round((rate(replay) / rate(fresh)) * 100) / 100);
+      const ok = (m: typeof fresh, code: string) => `${m.statuses['200'] ?? 0}/${m.requests} ${code}`;
+      console.log(
+        `round ${round} ${side}: fresh ${Math.round(rate(fresh))}/s ${fresh.cpu.server} µs API ${fresh.cpu.postgres} PG (${ok(fresh, 'HTTP 200')}); ` +
+          `replay ${Math.round(rate(replay))}/s ${replay.cpu.server} µs API ${replay.cpu.postgres} PG (${ok(replay, 'HTTP 200')})`,
+      );
+    }
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  for (const [what, { A, B }] of Object.entries(figures)) {
+    console.log(
+      `${what}: A ${median(A)}, B ${median(B)} (medians), B/A ${(median(B) / median(A)).toFixed(2)}; ` +
+        `A ${A.join(' ')}; B ${B.join(' ')}`,
+    );
+  }
+  console.log(
+    `load average after ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+} finally {
+  for (const c of children) await c.stop();
+  await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+  await admin.end();
+  rmSync(work, { recursive: true, force: true });
+}
