@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,8 +21,8 @@ import type { CreatedApp, SolvedChallenges } from './protocol.ts';
  *     [--a-flags '<node flags>'] [--b-flags ...] [--a-env K=V,K=V] [--b-env ...]
  * Between the init phases, a burst of `--submits` test-mode submits (solved in a third process). Flags
  * default to api/Dockerfile's; `--base HEAD` with other flags or environment compares settings instead.
- * Only `api/` is taken from the revision; `@gatehouse/core` is the working tree's for both (the canvas
- * loaded lazily: in A the worker threads load it into the API process anyway).
+ * A is the revision's `api/` with its own `@gatehouse/core`, `standby` and `node` (linked in the extracted
+ * tree's node_modules, found before the repository's); B is the working tree.
  */
 const { values: flags } = parseArgs({
   options: {
@@ -46,14 +46,25 @@ mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
 const work = mkdtempSync(join(import.meta.dirname, 'dist', 'mem-'));
 const tree = join(work, 'tree');
 mkdirSync(tree);
+// The revision's workspaces that the API bundles, each found by the revision's code first (tree/node_modules).
+const WORKSPACES = { core: 'core', standby: 'standby', node: 'sdk/node' };
 const archive = execFileSync(
   'git',
-  ['-C', REPO, 'archive', flags.base === 'worktree' ? 'HEAD' : flags.base!, 'api'],
-  {
-    maxBuffer: 1 << 30,
-  },
+  [
+    '-C',
+    REPO,
+    'archive',
+    flags.base === 'worktree' ? 'HEAD' : flags.base!,
+    'api',
+    ...Object.values(WORKSPACES),
+  ],
+  { maxBuffer: 1 << 30 },
 );
 execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
+mkdirSync(join(tree, 'node_modules/@gatehouse'), { recursive: true });
+for (const [name, dir] of Object.entries(WORKSPACES)) {
+  symlinkSync(join(tree, dir), join(tree, 'node_modules/@gatehouse', name));
+}
 const url0 = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const name = `gh_mem_${randomBytes(4).toString('hex')}`;
 const admin = postgres(url0, { max: 1, onnotice: () => {} });

@@ -11,7 +11,12 @@ if (!process.send) {
   console.error('image-worker: a renderer of the API (forked with an IPC channel); it does not run alone');
   process.exit(2);
 }
-const send = process.send.bind(process);
+const channel = process.send.bind(process);
+/** An answer; a channel closed meanwhile (the API is gone) ends the renderer quietly, as `disconnect` does. */
+const send = (message: unknown) =>
+  channel(message, undefined, undefined, (error: Error | null) => {
+    if (error) process.exit(0);
+  });
 
 process.on('disconnect', () => process.exit(0));
 process.on('message', async ({ id, kind }: { id: number; kind: ChallengeKind }) => {
