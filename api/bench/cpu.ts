@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { descendantsOf } from './memory.ts';
 
 /** CPU time in microseconds, read from /proc (Linux); null where /proc is absent. */
 export interface CpuSnapshot {
-  /** The server child under load. */
+  /** The server child under load, with its own child processes (image renderers). */
   server: number | null;
   /** The PostgreSQL backends serving the bench database (their title names it); null when not asked. */
   postgres: number | null;
@@ -16,17 +17,38 @@ export interface CpuSnapshot {
 
 const TICK_US = 10_000; // USER_HZ is 100 on Linux.
 
-function statOf(pid: string): { comm: string; us: number } | null {
+function statOf(pid: string): { comm: string; us: number; reapedUs: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = stat.lastIndexOf(')');
     const comm = stat.slice(stat.indexOf('(') + 1, close);
     const fields = stat.slice(close + 2).split(' ');
-    // After the command: state is field 3, utime field 14, stime field 15 (1-based in proc(5)).
-    return { comm, us: (Number(fields[11]) + Number(fields[12])) * TICK_US };
+    // After the command: state is field 3, utime field 14, stime field 15, and the reaped children's
+    // cutime and cstime fields 16 and 17 (1-based in proc(5)).
+    return {
+      comm,
+      us: (Number(fields[11]) + Number(fields[12])) * TICK_US,
+      reapedUs: (Number(fields[13]) + Number(fields[14])) * TICK_US,
+    };
   } catch {
     return null;
   }
+}
+
+/**
+ * The server's CPU with its own child processes (the API's image renderers): live ones read directly,
+ * exited ones through the parent's reaped-children times. Drawing moved out of the API process; its cost
+ * must not leave the API's figure with it.
+ */
+function serverWithChildren(pid: number): number | null {
+  const own = statOf(String(pid));
+  if (!own) return null;
+  let total = own.us + own.reapedUs;
+  for (const child of descendantsOf(pid)) {
+    const stat = statOf(String(child));
+    if (stat) total += stat.us + stat.reapedUs;
+  }
+  return total;
 }
 
 /** Sums the CPU time of the processes named `comm` whose command line contains `marker`, if given. */
@@ -75,7 +97,7 @@ export interface Parties {
 export function snapshot(serverPid: number, parties: Parties = {}): CpuSnapshot {
   const self = process.cpuUsage();
   return {
-    server: statOf(String(serverPid))?.us ?? null,
+    server: serverWithChildren(serverPid),
     // Backend titles read "postgres: <user> <database> <host>(<port>) <state>".
     postgres: parties.postgresDatabase ? sumByCommand('postgres', ` ${parties.postgresDatabase} `) : null,
     redis: parties.redis ? sumByCommand('redis-server') : null,

@@ -95,7 +95,9 @@ export function rows(results: CaseResult[], cores: number): string[][] {
       num(ok / Math.max(1, r.m.seconds)),
       num(r.m.p50, 1),
       num(r.m.p99, 1),
-      r.m.rss.peakMiB === null ? '–' : num(r.m.rss.peakMiB),
+      r.m.rss.peakMiB === null
+        ? '–'
+        : num(r.m.rss.peakMiB) + (r.m.rss.childrenPeakMiB ? ` (+${num(r.m.rss.childrenPeakMiB)})` : ''),
       statuses(r.m) + (r.note ? ` (${r.note})` : ''),
       cpu(r.m),
       topText,
@@ -110,9 +112,9 @@ export const HEADER = [
   '2xx/s',
   'p50 ms',
   'p99 ms',
-  'peak RSS MiB',
+  'peak RSS MiB (+ its renderers)',
   'responses',
-  'CPU µs/req: server · PostgreSQL · Redis · load generator',
+  'CPU µs/req: server (renderers included) · PostgreSQL · Redis · load generator',
   'CPU ceiling req/s (vs Koa)',
 ];
 
