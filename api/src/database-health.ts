@@ -82,17 +82,17 @@ export function unavailable(): GatehouseError {
  * 503 `database_unavailable` with Retry-After instead of 500, and the failure is recorded once.
  */
 export function databaseErrors(health: DatabaseHealth): Middleware {
-  return async function databaseErrors(_ctx, next) {
-    health.probeIfDown();
-    try {
-      await next();
-    } catch (error) {
-      if (!(error instanceof GatehouseError) && isDatabaseUnavailable(error)) {
-        health.failed(error);
-        throw unavailable();
-      }
-      throw error;
+  const translate = (error: unknown): never => {
+    if (!(error instanceof GatehouseError) && isDatabaseUnavailable(error)) {
+      health.failed(error);
+      throw unavailable();
     }
+    throw error;
+  };
+  // A rejection handler on next()'s promise rather than an async frame per request (issue 14).
+  return function databaseErrors(_ctx, next) {
+    health.probeIfDown();
+    return next().catch(translate);
   };
 }
 

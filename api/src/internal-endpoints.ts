@@ -38,7 +38,8 @@ export const isInternalPath = (path: string) => path === '/metrics' || path.star
 
 /** Koa middleware: internal paths only through the internal listener (when there is one), metrics behind their token. */
 export function internalEndpoints(config: InternalEndpointsConfig): Koa.Middleware {
-  return async function internalEndpoints(ctx, next) {
+  // Not async: koa-compose turns a throw into a rejection, and every other request just gets next()'s promise.
+  return function internalEndpoints(ctx, next) {
     if (!isInternalPath(ctx.path)) return next();
     if (config.port !== undefined && !isInternalRequest(ctx.req)) throw new GatehouseError('not_found');
     if (ctx.path === '/metrics' && config.metricsToken) {

@@ -6,8 +6,9 @@ import type { Middleware } from 'koa';
  * into a 404. A trailing slash on the path itself is already tolerated by the router (non-strict).
  */
 export function tolerantPaths(): Middleware {
-  return async function tolerantPaths(ctx, next) {
+  // next()'s promise handed back, not awaited: an async frame per request for nothing after it (issue 14).
+  return function tolerantPaths(ctx, next) {
     if (ctx.path.includes('//')) ctx.path = ctx.path.replace(/\/{2,}/g, '/');
-    await next();
+    return next();
   };
 }

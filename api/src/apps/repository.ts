@@ -43,8 +43,8 @@ export class AppRepository {
    * that rotation's grace lasts (checked on every call, cached or not). Served from a short cache.
    */
   async findByKey(appKey: string): Promise<App | null> {
-    const hit = this.#cache.get(appKey);
-    if (hit && Date.now() - hit.at < CACHE_TTL_MS) return keyNames(hit.app, appKey);
+    const cached = this.cachedByKey(appKey);
+    if (cached !== undefined) return cached;
     const rows = await this.#db
       .select()
       .from(apps)
@@ -54,6 +54,15 @@ export class AppRepository {
     if (this.#cache.size > 10_000) this.#cache.clear();
     this.#cache.set(appKey, { app, at: Date.now() });
     return keyNames(app, appKey);
+  }
+
+  /**
+   * What `findByKey` answers from its cache, synchronously (no promise, no await on the hot path of an
+   * init, issue 14): the app or null while the cached look-up is fresh, undefined when it must be read.
+   */
+  cachedByKey(appKey: string): App | null | undefined {
+    const hit = this.#cache.get(appKey);
+    return hit && Date.now() - hit.at < CACHE_TTL_MS ? keyNames(hit.app, appKey) : undefined;
   }
 
   async findById(id: string): Promise<App | null> {

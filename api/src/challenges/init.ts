@@ -67,7 +67,8 @@ export async function initChallenge(
   body: InitBody,
   facts: Omit<RequestFacts, 'platform'> & { origin?: string | undefined },
 ): Promise<InitResult> {
-  const app = await deps.apps.findByKey(body.app_key);
+  // A cached app without a promise (the look-up is on every init); the database when it is not cached.
+  const app = deps.apps.cachedByKey(body.app_key) ?? (await deps.apps.findByKey(body.app_key));
   if (!app) throw new GatehouseError('invalid_app_key');
   if (app.disabledAt) throw new GatehouseError('app_disabled');
   const referer = body.platform === 'web' ? (body.referer ?? null) : null;

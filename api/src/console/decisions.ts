@@ -15,16 +15,21 @@ export interface RiskDecision {
  */
 export class RiskDecisions {
   readonly capacity: number;
-  readonly #ring: (RiskDecision | undefined)[];
+  readonly #ring: (Omit<RiskDecision, 'at'> | undefined)[];
+  /** When each was recorded (ms): made an ISO date when read, not per init (issue 14). */
+  readonly #at: Float64Array;
   #next = 0;
 
   constructor(capacity = 500) {
     this.capacity = capacity;
     this.#ring = new Array(capacity);
+    this.#at = new Float64Array(capacity);
   }
 
+  /** Keeps `decision` itself (a caller hands over a fresh object and never changes it after). */
   record(decision: Omit<RiskDecision, 'at'>): void {
-    this.#ring[this.#next] = { at: new Date().toISOString(), ...decision };
+    this.#ring[this.#next] = decision;
+    this.#at[this.#next] = Date.now();
     this.#next = (this.#next + 1) % this.capacity;
   }
 
@@ -32,9 +37,10 @@ export class RiskDecisions {
   recent(limit: number, appKey?: string): RiskDecision[] {
     const out: RiskDecision[] = [];
     for (let i = 1; i <= this.capacity && out.length < limit; i++) {
-      const d = this.#ring[(this.#next - i + this.capacity) % this.capacity];
+      const at = (this.#next - i + this.capacity) % this.capacity;
+      const d = this.#ring[at];
       if (!d) break;
-      if (!appKey || d.app_key === appKey) out.push(d);
+      if (!appKey || d.app_key === appKey) out.push({ at: new Date(this.#at[at]!).toISOString(), ...d });
     }
     return out;
   }

@@ -16,27 +16,29 @@ type Envelope = { code?: number; error?: string; data?: Record<string, unknown> 
  * the handler ran, so the endpoints carry no bookkeeping, and only increments counters in memory.
  */
 export function usageObserver(usage: UsageRollup): Middleware {
-  return async function usageObserver(ctx, next) {
-    const route = ctx.method === 'POST' ? ctx.path.replace(/\/+$/, '') : '';
+  const observe = (ctx: Parameters<Middleware>[0], route: string, outcome: Envelope | undefined) => {
+    const body = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
+    const appKey =
+      (ctx.state.app as { appKey?: string } | undefined)?.appKey ??
+      (typeof body.app_key === 'string' ? body.app_key : undefined);
+    if (appKey && outcome && typeof outcome === 'object') {
+      for (const metric of metricsOf(route, outcome, body)) usage.record(appKey, metric);
+    }
+  };
+  // Handlers on next()'s promise rather than an async frame per request (issue 14).
+  return function usageObserver(ctx, next) {
+    const path = ctx.path;
+    const route = ctx.method !== 'POST' ? '' : path.endsWith('/') ? path.replace(/\/+$/, '') : path;
     if (route !== '/v1/challenge/init' && route !== '/v1/challenge/submit' && route !== '/v1/validate') {
       return next();
     }
-    let outcome: Envelope | undefined;
-    try {
-      await next();
-      outcome = ctx.body as Envelope;
-    } catch (error) {
-      if (error instanceof GatehouseError) outcome = { code: -1, error: error.code };
-      throw error;
-    } finally {
-      const body = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
-      const appKey =
-        (ctx.state.app as { appKey?: string } | undefined)?.appKey ??
-        (typeof body.app_key === 'string' ? body.app_key : undefined);
-      if (appKey && outcome && typeof outcome === 'object') {
-        for (const metric of metricsOf(route, outcome, body)) usage.record(appKey, metric);
-      }
-    }
+    return next().then(
+      () => observe(ctx, route, ctx.body as Envelope),
+      (error: unknown) => {
+        observe(ctx, route, error instanceof GatehouseError ? { code: -1, error: error.code } : undefined);
+        throw error;
+      },
+    );
   };
 }
 

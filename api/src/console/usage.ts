@@ -24,6 +24,9 @@ export class UsageRollup {
   readonly #db: Database;
   readonly #logger: Logger;
   #pending = new Map<string, number>();
+  /** The current hour's start (ms) and its ISO form: one Date and toISOString per hour, not per event (issue 14). */
+  #hourStart = Number.NaN;
+  #hourIso = '';
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> | undefined;
 
@@ -36,7 +39,13 @@ export class UsageRollup {
 
   /** Counts one event (`challenge.image`, `validate.valid`...) for the app, in the current hour. */
   record(appKey: string, metric: string, count = 1): void {
-    const key = `${appKey}\n${hourOf(new Date()).toISOString()}\n${metric}`;
+    const now = Date.now();
+    if (!(now >= this.#hourStart && now < this.#hourStart + 3_600_000)) {
+      const hour = hourOf(new Date(now));
+      this.#hourStart = hour.getTime();
+      this.#hourIso = hour.toISOString();
+    }
+    const key = `${appKey}\n${this.#hourIso}\n${metric}`;
     this.#pending.set(key, (this.#pending.get(key) ?? 0) + count);
   }
 

@@ -5,7 +5,20 @@ import { effectivePlan } from '../apps/plans.ts';
 
 /** The calendar month (UTC) a challenge counts toward, e.g. "2026-11". */
 export function quotaPeriod(now = new Date()): string {
-  return now.toISOString().slice(0, 7);
+  return periodAt(now.getTime());
+}
+
+/** The last month `periodAt` named and its bounds (ms, UTC): one toISOString a month, not one per init (issue 14). */
+let month = { start: Number.NaN, end: Number.NaN, period: '' };
+
+/** quotaPeriod of a time in ms, from the month it last named while the time falls in it. */
+export function periodAt(ms: number): string {
+  if (ms >= month.start && ms < month.end) return month.period;
+  const date = new Date(ms);
+  const period = date.toISOString().slice(0, 7);
+  const start = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+  month = { start, end: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1), period };
+  return period;
 }
 
 export type QuotaDecision = { allowed: true; used: number } | { allowed: false; used: number };
