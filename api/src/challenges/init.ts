@@ -90,14 +90,16 @@ export async function initChallenge(
   const policy = resolvePolicy(app.riskPolicy);
   const attested =
     body.attestation !== undefined && (await deps.attestation?.verify(body.attestation)) === true;
-  const risk = await deps.risk.assess({
+  const riskInput = {
     appId: app.id,
     facts: { ...facts, platform: body.platform },
     signals: body.signals,
     policy,
     serverToken: serverToken !== undefined,
     attested,
-  });
+  };
+  // Counts in this process: assessed without a promise; shared ones (Redis) awaited.
+  const risk = deps.risk.assessNow(riskInput) ?? (await deps.risk.assess(riskInput));
   // Test apps always get the invisible tier at trivial difficulty (integrators' CI), never by default.
   const tier = app.testMode ? 'invisible' : risk.tier;
   // At debug: one line per init is a public endpoint's hot path; the console's decisions keep the record.

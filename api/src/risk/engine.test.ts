@@ -88,6 +88,8 @@ describe('RiskEngine', () => {
       record: (key, e, now) => answers.record(key, e, now),
     });
     const local = new RiskEngine(new MemoryVelocity(), undefined, undefined, new MemoryAnswerHistory());
+    // Init asks assessNow first (issue 14): the same answers without a promise, none for shared counts.
+    const now = new RiskEngine(new MemoryVelocity(), undefined, undefined, new MemoryAnswerHistory());
     const strict = resolvePolicy({
       velocity: { ip: [2, 4], prefix: [3, 6], app: 5 },
       rate_limit: { ip_per_minute: 8, high_risk_ip_per_minute: 8 },
@@ -98,6 +100,7 @@ describe('RiskEngine', () => {
       if (i >= 3) {
         await shared.answers.record(historyKey('a', facts.ip), 'failed');
         await local.answers.record(historyKey('a', facts.ip), 'failed');
+        await now.answers.record(historyKey('a', facts.ip), 'failed');
       }
       const settle = (p: Promise<unknown>) =>
         p.then(
@@ -106,6 +109,14 @@ describe('RiskEngine', () => {
         );
       const [a, b] = await Promise.all([settle(shared.assess(input)), settle(local.assess(input))]);
       expect(b, `init ${i}`).toEqual(a);
+      expect(shared.assessNow(input)).toBeUndefined();
+      let c: unknown;
+      try {
+        c = { v: now.assessNow(input) };
+      } catch (e) {
+        c = { e: (e as { code?: string }).code };
+      }
+      expect(c, `init ${i}, assessNow`).toEqual(a);
     }
     // The velocity findings and the rate limit were reached on the way.
     const last = await local.assess({ ...input, facts: { ...facts, ip: '198.51.100.11' } }).catch((e) => e);

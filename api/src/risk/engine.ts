@@ -76,32 +76,48 @@ export class RiskEngine {
     this.answers = answers;
   }
 
-  async assess(input: RiskInput): Promise<RiskAssessment> {
-    const reputations = [
-      this.#reputation,
-      input.policy.reputation && policyReputation(input.policy.reputation),
-    ].filter((r): r is Reputation => r !== undefined);
-    const where = { ip: input.facts.ip, appId: input.appId };
-    const history = historyKey(input.appId, input.facts.ip);
-    // Counts kept in this process are read without a promise; shared ones (Redis) both in one wait.
+  /**
+   * The assessment without a promise where the counts live in this process (init awaits nothing for it,
+   * issue 14); undefined where they are shared (Redis): `assess` then reads them. Throws as `assess` does.
+   */
+  assessNow(input: RiskInput): RiskAssessment | undefined {
     const velocity = this.#velocity;
     const answers = this.answers;
-    const [network, counts] =
-      velocity.hitNow && answers.readNow
-        ? [
-            networkFindings(
-              where.ip,
-              velocity.hitNow(velocityKeys(where)),
-              reputations,
-              input.policy.velocity,
-              this.datacenter,
-            ),
-            answers.readNow(history),
-          ]
-        : await Promise.all([
-            networkRules(where, velocity, reputations, input.policy.velocity, this.datacenter),
-            answers.read(history),
-          ]);
+    if (!velocity.hitNow || !answers.readNow) return undefined;
+    const where = { ip: input.facts.ip, appId: input.appId };
+    const network = networkFindings(
+      where.ip,
+      velocity.hitNow(velocityKeys(where)),
+      this.#reputations(input),
+      input.policy.velocity,
+      this.datacenter,
+    );
+    return this.#judge(input, network, answers.readNow(historyKey(input.appId, input.facts.ip)));
+  }
+
+  async assess(input: RiskInput): Promise<RiskAssessment> {
+    const now = this.assessNow(input);
+    if (now) return now;
+    const where = { ip: input.facts.ip, appId: input.appId };
+    // Shared counts (Redis): both read in one wait.
+    const [network, counts] = await Promise.all([
+      networkRules(where, this.#velocity, this.#reputations(input), input.policy.velocity, this.datacenter),
+      this.answers.read(historyKey(input.appId, input.facts.ip)),
+    ]);
+    return this.#judge(input, network, counts);
+  }
+
+  #reputations(input: RiskInput): Reputation[] {
+    return [this.#reputation, input.policy.reputation && policyReputation(input.policy.reputation)].filter(
+      (r): r is Reputation => r !== undefined,
+    );
+  }
+
+  #judge(
+    input: RiskInput,
+    network: ReturnType<typeof networkFindings>,
+    counts: Parameters<typeof answerFindings>[0],
+  ): RiskAssessment {
     const answered = answerFindings(counts);
     const findings: RiskFinding[] = [
       ...network.findings,
