@@ -49,7 +49,7 @@ export interface Solver {
   label: string;
   kind: Kind;
   /** `oracle` is the test's knowledge of the answer; the others look at the pixels only. */
-  locator: 'content' | 'outline' | 'hole' | 'template' | 'oracle';
+  locator: 'content' | 'outline' | 'hole' | 'template' | 'texture' | 'shapes' | 'oracle';
   /**
    * Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal.
    * `open`: a scripted solver whose goal is not met yet (docs/adversarial.md, "Open"), measured and shown.
@@ -92,6 +92,20 @@ export const SOLVERS: readonly Solver[] = [
     kind: 'click',
     locator: 'template',
     role: 'scripted',
+  },
+  {
+    id: 'click-texture',
+    label: 'template on a texture map, human-timed clicks',
+    kind: 'click',
+    locator: 'texture',
+    role: 'scripted',
+  },
+  {
+    id: 'click-shapes',
+    label: 'striped regions segmented, labelled among the public shapes, human-timed clicks',
+    kind: 'click',
+    locator: 'shapes',
+    role: 'open',
   },
   {
     id: 'select-template',
@@ -358,10 +372,20 @@ async function solveClick(page: Page, solver: Solver, truth: ClickAnswer, rng: R
   const at =
     solver.locator === 'oracle'
       ? truth.targets.map((t) => ({ x: t.x, y: t.y }))
-      : await page.evaluate(() =>
-          (
-            window as unknown as { __adversary: { click(): Array<{ x: number; y: number }> } }
-          ).__adversary.click(),
+      : await page.evaluate(
+          ({ which, templates }) => {
+            type Locate = (input?: unknown, options?: unknown) => Array<{ x: number; y: number }>;
+            const adv = (window as unknown as { __adversary: Record<string, Locate> }).__adversary;
+            // The shape-aware locator labels regions among the public shape list (as the select row does).
+            return (adv[which] as Locate)(undefined, { templates });
+          },
+          {
+            which:
+              ({ texture: 'clickTexture', shapes: 'clickShapes' } as Record<string, string>)[
+                solver.locator
+              ] ?? 'click',
+            templates: solver.locator === 'shapes' ? shapeTemplates() : undefined,
+          },
         );
   const located =
     at.length === truth.targets.length &&

@@ -16,7 +16,7 @@ import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { generateClick } from '../../../core/src/challenges/click.ts';
 import { seededRandom } from '../../../core/src/challenges/random.ts';
 import { generateSlide, SLIDE_TOLERANCE_PX } from '../../../core/src/challenges/slide.ts';
-import { wilson } from './harness.ts';
+import { shapeTemplates, wilson } from './harness.ts';
 
 const { values } = parseArgs({
   options: {
@@ -75,7 +75,10 @@ for (let k = 0; k < n; k++) {
     }
     const input = { scene: await pixels(c.view.image), strip: await pixels(c.view.promptImage) };
     for (const l of clickLocators) {
-      const at = (adversary[l] as (i: unknown) => Array<{ x: number; y: number }>)(input);
+      // The public shape list, drawn as the select row's templates (the shape-aware locator labels with it).
+      const at = (adversary[l] as (i: unknown, o: unknown) => Array<{ x: number; y: number }>)(input, {
+        templates: shapeTemplates(),
+      });
       const t = c.answer.targets;
       const each = t.map((g, i) => at[i] !== undefined && Math.hypot(at[i].x - g.x, at[i].y - g.y) <= g.r);
       const th = targetHits.get(l) as [number, number];

@@ -373,7 +373,7 @@
    * each region at 36 rotations, scaled to the region's area, by overlap (intersection over union); each
    * prompt takes the best region not taken yet.
    */
-  function clickShapes(
+  function clickShapesV1(
     input = {
       scene: pixels(deepQueryAll('.click .stage > img')[0]),
       strip: pixels(deepQueryAll('img.order')[0]),
@@ -476,6 +476,318 @@
     return clicks;
   }
 
+  /** Square dilation (op = max) or erosion (op = min) of a 0/1 mask by radius r, separably. */
+  function morph2(m, w, h, r, dilate) {
+    if (r <= 0) return m;
+    const tmp = new Uint8Array(w * h);
+    const out = new Uint8Array(w * h);
+    const pick = dilate ? 1 : 0;
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        let v = 1 - pick;
+        for (let d = -r; d <= r; d++) {
+          const xx = x + d;
+          // Outside the image counts as background for both (so shapes at the edge erode there).
+          const o = xx < 0 || xx >= w ? 0 : m[y * w + xx];
+          if (o === pick) {
+            v = pick;
+            break;
+          }
+        }
+        tmp[y * w + x] = v;
+      }
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        let v = 1 - pick;
+        for (let d = -r; d <= r; d++) {
+          const yy = y + d;
+          const o = yy < 0 || yy >= h ? 0 : tmp[yy * w + x];
+          if (o === pick) {
+            v = pick;
+            break;
+          }
+        }
+        out[y * w + x] = v;
+      }
+    return out;
+  }
+  /** Holes of a mask (background not reachable from the border) set to 1. */
+  function fillHoles(m, w, h) {
+    const seen = new Uint8Array(w * h);
+    const stack = [];
+    for (let x = 0; x < w; x++) stack.push(x, (h - 1) * w + x);
+    for (let y = 0; y < h; y++) stack.push(y * w, y * w + w - 1);
+    while (stack.length) {
+      const j = stack.pop();
+      if (seen[j] || m[j]) continue;
+      seen[j] = 1;
+      const x = j % w;
+      if (x > 0) stack.push(j - 1);
+      if (x < w - 1) stack.push(j + 1);
+      if (j >= w) stack.push(j - w);
+      if (j < w * (h - 1)) stack.push(j + w);
+    }
+    const out = new Uint8Array(w * h);
+    for (let i = 0; i < w * h; i++) out[i] = seen[i] ? 0 : 1;
+    return out;
+  }
+  /** Each pixel's largest colour-channel spread (standard deviation) over a (2r+1)² window, by integral images. */
+  function spreadMap(scene, r) {
+    const { w, h, d } = scene;
+    const W = w + 1;
+    const out = new Float32Array(w * h);
+    for (let c = 0; c < 3; c++) {
+      const S = new Float64Array(W * (h + 1));
+      const Q = new Float64Array(W * (h + 1));
+      for (let y = 0; y < h; y++) {
+        let rs = 0;
+        let rq = 0;
+        for (let x = 0; x < w; x++) {
+          const v = d[(y * w + x) * 4 + c];
+          rs += v;
+          rq += v * v;
+          S[(y + 1) * W + x + 1] = S[y * W + x + 1] + rs;
+          Q[(y + 1) * W + x + 1] = Q[y * W + x + 1] + rq;
+        }
+      }
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const x0 = Math.max(0, x - r);
+          const y0 = Math.max(0, y - r);
+          const x1 = Math.min(w, x + r + 1);
+          const y1 = Math.min(h, y + r + 1);
+          const n = (x1 - x0) * (y1 - y0);
+          const s = S[y1 * W + x1] - S[y0 * W + x1] - S[y1 * W + x0] + S[y0 * W + x0];
+          const q = Q[y1 * W + x1] - Q[y0 * W + x1] - Q[y1 * W + x0] + Q[y0 * W + x0];
+          const sd = Math.sqrt(Math.max(0, q / n - (s / n) ** 2));
+          if (sd > out[y * w + x]) out[y * w + x] = sd;
+        }
+    }
+    return out;
+  }
+  /**
+   * The striped symbols as regions: colour spread over 5×5 above a threshold, closed (the gaps between
+   * stripes and dashes bridged), holes filled, opened (lines and grain cut off); components of symbol size.
+   */
+  function segmentSymbols(
+    scene,
+    { threshold = 30, close = 1, open = 2, shrink = 1, minArea = 120, maxArea = 4000 } = {},
+  ) {
+    const { w, h } = scene;
+    const s = spreadMap(scene, 2);
+    let m = new Uint8Array(w * h);
+    for (let i = 0; i < w * h; i++) m[i] = s[i] > threshold ? 1 : 0;
+    m = morph2(morph2(m, w, h, close, true), w, h, close, false);
+    m = fillHoles(m, w, h);
+    m = morph2(morph2(m, w, h, open, false), w, h, open, true);
+    m = morph2(m, w, h, shrink, false);
+    const label = new Int32Array(w * h).fill(-1);
+    const regions = [];
+    for (let i = 0; i < w * h; i++) {
+      if (!m[i] || label[i] >= 0) continue;
+      const pts = [];
+      const stack = [i];
+      label[i] = 0;
+      while (stack.length) {
+        const j = stack.pop();
+        pts.push(j);
+        const x = j % w;
+        for (const k of [x > 0 ? j - 1 : -1, x < w - 1 ? j + 1 : -1, j - w, j + w]) {
+          if (k < 0 || k >= w * h || !m[k] || label[k] >= 0) continue;
+          label[k] = 0;
+          stack.push(k);
+        }
+      }
+      if (pts.length < minArea || pts.length > maxArea) continue;
+      let cx = 0;
+      let cy = 0;
+      for (const j of pts) {
+        cx += j % w;
+        cy += Math.floor(j / w);
+      }
+      cx /= pts.length;
+      cy /= pts.length;
+      regions.push({
+        x: cx,
+        y: cy,
+        area: pts.length,
+        points: pts.map((j) => [(j % w) - cx, Math.floor(j / w) - cy]),
+      });
+    }
+    return { regions, mask: m };
+  }
+  /** A point set centred on its centroid, as a bitmap of half-size `R` around it (for overlap counts). */
+  function centred(points) {
+    let cx = 0;
+    let cy = 0;
+    for (const [x, y] of points) {
+      cx += x;
+      cy += y;
+    }
+    cx /= points.length || 1;
+    cy /= points.length || 1;
+    return points.map(([x, y]) => [x - cx, y - cy]);
+  }
+  const R = 40;
+  function bitmap(points) {
+    const b = new Uint8Array((2 * R + 1) ** 2);
+    let n = 0;
+    for (const [x, y] of points) {
+      const xx = Math.round(x) + R;
+      const yy = Math.round(y) + R;
+      if (xx < 0 || yy < 0 || xx > 2 * R || yy > 2 * R) continue;
+      const k = yy * (2 * R + 1) + xx;
+      if (!b[k]) {
+        b[k] = 1;
+        n++;
+      }
+    }
+    return { b, n };
+  }
+  /**
+   * The best intersection over union of shape `a` (points, centred) against bitmap `B` (centred), over
+   * rotations of `a` and scales around the one that equalises their areas. Each pixel of the grid is
+   * mapped back into `a`'s bitmap (so a scaled-up shape has no gaps).
+   */
+  function bestIoU(a, B, { rotations = 36, scales = [0.92, 1, 1.08] } = {}) {
+    const A = a.bitmap ?? bitmap(a);
+    const base = Math.sqrt(B.n / A.n);
+    const side = 2 * R + 1;
+    let best = 0;
+    for (let r = 0; r < rotations; r++) {
+      const ang = (r / rotations) * Math.PI * 2;
+      const cos = Math.cos(ang);
+      const sin = Math.sin(ang);
+      for (const sc of scales) {
+        const k = base * sc;
+        let inter = 0;
+        let n = 0;
+        for (let v = -R; v <= R; v++)
+          for (let u = -R; u <= R; u++) {
+            // Turned back by -ang and scaled down by k: the pixel of `a` that lands here.
+            const x = Math.round((cos * u + sin * v) / k) + R;
+            const y = Math.round((-sin * u + cos * v) / k) + R;
+            if (x < 0 || y < 0 || x >= side || y >= side || !A.b[y * side + x]) continue;
+            n++;
+            if (B.b[(v + R) * side + u + R]) inter++;
+          }
+        const iou = inter / (n + B.n - inter);
+        if (iou > best) best = iou;
+      }
+    }
+    return best;
+  }
+  /** The silhouettes of the prompt strip (slots of 40 px every 56 px), as centred point sets at radius 20. */
+  function promptShapes(strip) {
+    const count = Math.round((strip.w + 16) / 56);
+    return Array.from({ length: count }, (_, i) => {
+      const s = silhouette(strip, i * 56, 40);
+      return centred(s.points.map(([x, y]) => [x * 0.8, y * 0.8]));
+    });
+  }
+  /**
+   * Best one-to-one labelling of rows to columns (rows <= columns) maximising the summed score: the
+   * Hungarian method on the negated scores. Returns the column of each row.
+   */
+  function assign(score) {
+    const n = score.length;
+    const m = score[0].length;
+    const INF = 1e18;
+    const u = new Float64Array(n + 1);
+    const v = new Float64Array(m + 1);
+    const p = new Int32Array(m + 1);
+    const way = new Int32Array(m + 1);
+    for (let i = 1; i <= n; i++) {
+      p[0] = i;
+      let j0 = 0;
+      const minv = new Float64Array(m + 1).fill(INF);
+      const used = new Uint8Array(m + 1);
+      do {
+        used[j0] = 1;
+        const i0 = p[j0];
+        let delta = INF;
+        let j1 = 0;
+        for (let j = 1; j <= m; j++) {
+          if (used[j]) continue;
+          const cur = -score[i0 - 1][j - 1] - u[i0] - v[j];
+          if (cur < minv[j]) {
+            minv[j] = cur;
+            way[j] = j0;
+          }
+          if (minv[j] < delta) {
+            delta = minv[j];
+            j1 = j;
+          }
+        }
+        for (let j = 0; j <= m; j++)
+          if (used[j]) {
+            u[p[j]] += delta;
+            v[j] -= delta;
+          } else minv[j] -= delta;
+        j0 = j1;
+      } while (p[j0] !== 0);
+      do {
+        const j1 = way[j0];
+        p[j0] = p[j1];
+        j0 = j1;
+      } while (j0);
+    }
+    const out = new Array(n);
+    for (let j = 1; j <= m; j++) if (p[j]) out[p[j] - 1] = j - 1;
+    return out;
+  }
+
+  /**
+   * Click, the strongest locator here (a harness row since 2026-11-27): the striped symbols segmented
+   * (colour spread, closed, filled, opened), every region classified among the public shape list
+   * (`templates`, as the select row uses) by intersection over union at 36 rotations, all regions at once
+   * (the scene's shapes are distinct, so the labelling is one-to-one); each prompt silhouette, read from
+   * the prompt strip, classified the same way; each prompt clicks the region labelled with its shape.
+   * Without templates, it compares the prompt silhouettes with the regions directly.
+   */
+  function clickShapes(
+    input = {
+      scene: pixels(deepQueryAll('.click .stage > img')[0]),
+      strip: pixels(deepQueryAll('img.order')[0]),
+    },
+    { templates, ...seg } = {},
+  ) {
+    const { scene, strip } = input;
+    const { w, h } = scene;
+    const { regions } = segmentSymbols(scene, seg);
+    const prompts = promptShapes(strip);
+    const clicks = prompts.map(() => ({ x: w / 2, y: h / 2 }));
+    if (!regions.length) return clicks;
+    const regionMaps = regions.map((r) => bitmap(r.points));
+    const withMap = (pts) => Object.assign(pts, { bitmap: bitmap(pts) });
+    prompts.forEach(withMap);
+    const classes = templates ? Object.values(templates).map((t) => withMap(centred(t.points))) : prompts;
+    // Region × class scores; a column of "none" per region lets clutter stay unlabelled.
+    const rs = regionMaps.map((B) => classes.map((c) => bestIoU(c, B)));
+    const promptClass = prompts.map((p) => {
+      if (!templates) return prompts.indexOf(p);
+      const sc = classes.map((c) => bestIoU(c, p.bitmap));
+      return sc.indexOf(Math.max(...sc));
+    });
+    // Rows: classes; columns: regions plus one "unseen" column per class (score 0.3: a class the scene
+    // lacks, or whose region the segmentation lost).
+    const m = regions.length;
+    const score = classes.map((_, c) => [
+      ...regions.map((_, k) => rs[k][c]),
+      ...classes.map((_, c2) => (c2 === c ? 0.3 : -1)),
+    ]);
+    const pick = assign(score);
+    promptClass.forEach((c, i) => {
+      let k = pick[c];
+      if (k === undefined || k >= m) {
+        // Not labelled: the region that scores best for the class.
+        k = rs.map((r) => r[c]).reduce((bi, v, j, a) => (v > a[bi] ? j : bi), 0);
+      }
+      clicks[i] = { x: regions[k].x, y: regions[k].y };
+    });
+    return clicks;
+  }
+
   /**
    * Click, adapted to striped symbols (offline only, not a harness row): the same silhouette template
    * matched on a texture map instead of the colours: each pixel's grey-level spread over a 5×5 window,
@@ -553,6 +865,8 @@
     click,
     clickTexture,
     clickShapes,
+    clickShapesV1,
+    segmentSymbols,
     select,
   };
 })();
