@@ -3,12 +3,12 @@ import type { Redis } from 'ioredis';
 /** Counts events per key over a sliding minute (two fixed windows, the previous one weighted by overlap). */
 export interface VelocityCounter {
   /** Records one event for every key and returns each key's rate per minute, in order. */
-  hit(keys: string[], now?: number): Promise<number[]>;
+  hit(keys: readonly string[], now?: number): Promise<number[]>;
   /**
    * The same without a promise, where the counts live in this process: the risk engine takes it when offered
    * (an init's awaits were a measurable share of its CPU, issue 14).
    */
-  hitNow?(keys: string[], now?: number): number[];
+  hitNow?(keys: readonly string[], now?: number): number[];
 }
 
 const WINDOW_MS = 60_000;
@@ -27,11 +27,11 @@ export class MemoryVelocity implements VelocityCounter {
     this.#maxKeys = maxKeys;
   }
 
-  async hit(keys: string[], now = Date.now()): Promise<number[]> {
+  async hit(keys: readonly string[], now = Date.now()): Promise<number[]> {
     return this.hitNow(keys, now);
   }
 
-  hitNow(keys: string[], now = Date.now()): number[] {
+  hitNow(keys: readonly string[], now = Date.now()): number[] {
     const window = Math.floor(now / WINDOW_MS);
     if (this.#counts.size > this.#maxKeys) this.#prune(window);
     return keys.map((key) => {
@@ -59,7 +59,7 @@ export class RedisVelocity implements VelocityCounter {
     this.#redis = redis;
   }
 
-  async hit(keys: string[], now = Date.now()): Promise<number[]> {
+  async hit(keys: readonly string[], now = Date.now()): Promise<number[]> {
     const window = Math.floor(now / WINDOW_MS);
     const pipeline = this.#redis.multi();
     for (const key of keys) {

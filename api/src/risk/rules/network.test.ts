@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Reputation } from '../reputation.ts';
 import { MemoryVelocity } from '../velocity.ts';
-import { networkPrefix, networkRules } from './network.ts';
+import { networkPrefix, networkRules, velocityKeys } from './network.ts';
 
 const thresholds = { ip: [3, 6] as [number, number], prefix: [5, 10] as [number, number], app: 15 };
 
@@ -65,5 +65,41 @@ describe('MemoryVelocity', () => {
     expect(halfway).toBeCloseTo(1 + 10 * 0.5);
     const [later] = await velocity.hit(['k'], t0 + 180_000);
     expect(later).toBe(1);
+  });
+});
+
+/** The keys are remembered per app and address (issue 14): the same answer as building them, however many. */
+describe('velocityKeys', () => {
+  it('names the address, its prefix and the app, the same array again for the same pair', () => {
+    const first = velocityKeys({ appId: 'a', ip: '198.51.100.77' });
+    expect(first).toEqual(['ip:a:198.51.100.77', 'net:a:198.51.100.0/24', 'app:a']);
+    expect(velocityKeys({ appId: 'a', ip: '198.51.100.77' })).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(velocityKeys({ appId: 'b', ip: '198.51.100.77' })).toEqual([
+      'ip:b:198.51.100.77',
+      'net:b:198.51.100.0/24',
+      'app:b',
+    ]);
+    expect(velocityKeys({ appId: 'a', ip: '2001:db8:abcd:12::1' })).toEqual([
+      'ip:a:2001:db8:abcd:12::1',
+      'net:a:2001:db8:abcd::/48',
+      'app:a',
+    ]);
+  });
+
+  it('stays right past its bounds (many addresses, many apps)', () => {
+    for (let i = 0; i < 25_000; i++) {
+      const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+      const appId = `app${i % 1_500}`;
+      const keys = velocityKeys({ appId, ip });
+      if (i % 997 === 0 || i > 24_990) {
+        expect(keys).toEqual([`ip:${appId}:${ip}`, `net:${appId}:${networkPrefix(ip)}`, `app:${appId}`]);
+      }
+    }
+    expect(velocityKeys({ appId: 'app7', ip: '10.0.0.7' })).toEqual([
+      'ip:app7:10.0.0.7',
+      'net:app7:10.0.0.0/24',
+      'app:app7',
+    ]);
   });
 });

@@ -44,14 +44,33 @@ export async function networkRules(
   return networkFindings(input.ip, rates, reputations, thresholds, datacenter);
 }
 
-/** The velocity counter's keys of an init: its address, its network prefix and its app, in that order. */
-export function velocityKeys(input: { ip: string; appId: string }): string[] {
-  return [
-    `ip:${input.appId}:${input.ip}`,
-    `net:${input.appId}:${networkPrefix(input.ip)}`,
-    `app:${input.appId}`,
-  ];
+/**
+ * The velocity counter's keys of an init: its address, its network prefix and its app, in that order.
+ * The same array (read-only) for the same app and address: the keys were built anew on every init, and a
+ * new string's hash is computed again at each map it is looked up in (issue 14). Bounded like memoByIp.
+ */
+export function velocityKeys(input: { ip: string; appId: string }): readonly string[] {
+  let byIp = keysByApp.get(input.appId);
+  if (!byIp) {
+    if (keysByApp.size >= MAX_APPS) keysByApp.clear();
+    byIp = new Map();
+    keysByApp.set(input.appId, byIp);
+  }
+  let keys = byIp.get(input.ip);
+  if (!keys) {
+    keys = Object.freeze([
+      `ip:${input.appId}:${input.ip}`,
+      `net:${input.appId}:${networkPrefix(input.ip)}`,
+      `app:${input.appId}`,
+    ]);
+    if (byIp.size >= MAX_ADDRESSES) byIp.clear();
+    byIp.set(input.ip, keys);
+  }
+  return keys;
 }
+const keysByApp = new Map<string, Map<string, readonly string[]>>();
+const MAX_APPS = 1_000;
+const MAX_ADDRESSES = 10_000;
 
 /** networkRules once the rates of `velocityKeys` are counted. */
 export function networkFindings(
