@@ -52,8 +52,9 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
         STANDBY_RECOVER_AFTER: '2',
         STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
         STANDBY_SYNC_TOKEN: api.runtime.syncToken,
-        // Short proofs-of-work (the hard tier pays twice this); the prices are checked over HTTP.
-        ALTERNATIVE_POW_SECONDS: '1',
+        // Short proofs-of-work (the hard tier pays twice this); the prices are checked over HTTP. At 1 s the
+        // work could end while the test was back on the puzzle, and no progress was ever said (a CI run).
+        ALTERNATIVE_POW_SECONDS: '2',
       }),
       { store, logger: pino({ level: 'silent' }) },
     );

@@ -211,7 +211,11 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     body.replaceChildren(status, meter);
     foot.replaceChildren(msg);
     altRow.replaceChildren(back);
-    say('');
+    // Back on work already under way: say where it stands, since the quarters passed on the puzzle were not
+    // said (a person who came back at 80 % would otherwise hear nothing until it is done).
+    const reached = Math.floor(worked * 4);
+    say(reached > 0 && reached < 4 ? tr('altProgress', { percent: reached * 25 }) : '');
+    said = Math.max(said, reached);
     status.focus();
     try {
       job ??= host.post('alternative').then(async (data) => {
