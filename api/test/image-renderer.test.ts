@@ -135,6 +135,16 @@ describe.runIf(run)('renderer processes of the bundled API', () => {
       expect(r.headers?.get('retry-after')).toBe('1');
     }
     expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+    // The operator sees the crash in the log, with the pid and the restart's delay, not only as 503s.
+    await vi.waitFor(
+      () =>
+        expect(api.output()).toMatch(
+          new RegExp(`"pid":${old}.*image renderer exited \\(SIGKILL\\); restarting in \\d+ ms`),
+        ),
+      {
+        timeout: 5_000,
+      },
+    );
     await vi.waitFor(served, { timeout: 30_000, interval: 250 });
     expect(renderer()).not.toBe(old);
     expect(api.child.exitCode).toBeNull();

@@ -129,7 +129,8 @@ export async function initChallenge(
   }
 
   // Taken before anything is counted: an image init shed while the pool refills (503) spends no quota.
-  const image = tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds));
+  const image =
+    tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds), deps.logger);
   const quota = await countChallenge(deps.db, app);
   if (!quota.allowed) {
     countTier(deps, 'degraded');

@@ -19,6 +19,7 @@ import {
   TEST_MODE_POW,
   wellFormedSolution,
 } from '@gatehouse/core/pow';
+import type { Logger } from 'pino';
 import {
   type DrawnImage,
   ImagePool,
@@ -80,17 +81,23 @@ let pool: ImagePool | null | undefined;
 
 /**
  * The process's pool of pre-drawn challenges (docs/challenges.md, "Drawing off the request path"), started
- * by the first image challenge; null when IMAGE_POOL_SIZE=0. Processes that never serve an image never start
- * worker threads or load the canvas.
+ * by the first image challenge; null when IMAGE_POOL_SIZE=0. Processes that never serve an image never fork
+ * renderer processes or load the canvas. A renderer's exits and restarts go to `logger` at warn: a crash
+ * loop in the native canvas must be visible to the operator, not only as 503s.
  */
-export function imagePool(): ImagePool | null {
+export function imagePool(logger?: Pick<Logger, 'warn' | 'info'>): ImagePool | null {
   if (pool !== undefined) return pool;
   const { perKind, workers, waiting } = imagePoolSettings();
   if (perKind === 0) {
     pool = null;
     return pool;
   }
-  const threads = new ImageWorkers(workers);
+  const threads = new ImageWorkers(workers, {
+    onEvent: ({ type, pid, detail }) =>
+      type === 'exit'
+        ? logger?.warn({ pid }, `image renderer ${detail}`)
+        : logger?.info({ pid }, `image renderer started: ${detail}`),
+  });
   pool = new ImagePool({
     kinds: CHALLENGE_KINDS,
     perKind,
@@ -107,8 +114,11 @@ export function imagePool(): ImagePool | null {
  * too many requests already wait for one, the request is shed with 503 and Retry-After (drawing never runs
  * on the event loop, whatever the flood). Without a pool (IMAGE_POOL_SIZE=0) it is drawn inline.
  */
-export async function makeImage(kind: ChallengeKind): Promise<DrawnImage> {
-  const pool = imagePool();
+export async function makeImage(
+  kind: ChallengeKind,
+  logger?: Pick<Logger, 'warn' | 'info'>,
+): Promise<DrawnImage> {
+  const pool = imagePool(logger);
   if (!pool) return drawInline(kind);
   try {
     return await pool.take(kind);
