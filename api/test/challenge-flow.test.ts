@@ -511,6 +511,13 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
       });
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(res.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+      expect(res.headers.get('access-control-allow-headers')).toBe('Content-Type');
+      expect(res.headers.get('access-control-max-age')).toBe('600');
+      // The answer itself carries the origin only: the rest is for the preflight.
+      const post = await init({ app_key: 'gh_pk_unknown', action: 'login', signals: browserSignals });
+      expect(post.headers.get('access-control-allow-origin')).toBe('*');
+      expect(post.headers.get('access-control-allow-methods')).toBeNull();
     });
   });
 });
