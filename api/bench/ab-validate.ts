@@ -1,10 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import postgres from 'postgres';
+import { prepareAbSides } from './ab-sides.ts';
 import { Child } from './child.ts';
 import { measure } from './load.ts';
 import { dockerfileNodeFlags } from './node-flags.ts';
@@ -38,33 +34,10 @@ const { values: flags } = parseArgs({
 const ROUNDS = Number(flags.rounds);
 const FRESH = Number(flags.fresh);
 const REPLAYS = Number(flags.replays);
-const REPO = resolve(import.meta.dirname, '../..');
-
-mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
-const work = mkdtempSync(join(import.meta.dirname, 'dist', 'abv-'));
-const tree = join(work, 'tree');
-mkdirSync(tree);
-const archive = execFileSync('git', ['-C', REPO, 'archive', flags.base!, 'api'], { maxBuffer: 1 << 30 });
-execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
-for (const taken of flags.take ?? []) {
-  const path = taken.slice(taken.indexOf(':') + 1);
-  writeFileSync(join(tree, path), execFileSync('git', ['-C', REPO, 'show', taken], { maxBuffer: 1 << 30 }));
-}
-const url0 = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const name = `gh_abv_${randomBytes(4).toString('hex')}`;
-const admin = postgres(url0, { max: 1, onnotice: () => {} });
-const children: Child[] = [];
+const sides = await prepareAbSides({ base: flags.base!, prefix: 'abv', take: flags.take ?? [] });
+const { child, children, env } = sides;
+const name = sides.database.name;
 try {
-  const { buildServer: buildBase } = await import(join(tree, 'api/scripts/build-server.ts'));
-  const { buildServer: buildNew } = await import('../scripts/build-server.ts');
-  await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
-  await buildNew(join(work, 'b'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
-  const child = (side: string) => `./${relative(import.meta.dirname, join(work, side, 'api-child.js'))}`;
-
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(url0);
-  url.pathname = `/${name}`;
-  const env = { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() };
   const prep = await Child.start(child('b'), env);
   children.push(prep);
   const servers = {
@@ -150,8 +123,5 @@ try {
       .join(' ')}`,
   );
 } finally {
-  for (const c of children) await c.stop();
-  await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
-  await admin.end();
-  rmSync(work, { recursive: true, force: true });
+  await sides.close();
 }

@@ -1,10 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import postgres from 'postgres';
+import { prepareAbSides } from './ab-sides.ts';
 import { Child } from './child.ts';
 import { type Measurement, measure } from './load.ts';
 import { descendantsOf, memoryMap, rssMiB } from './memory.ts';
@@ -40,52 +36,15 @@ const { values: flags } = parseArgs({
 });
 const ROUNDS = Number(flags.rounds);
 const SECONDS = Number(flags.seconds);
-const REPO = resolve(import.meta.dirname, '../..');
-
-mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
-const work = mkdtempSync(join(import.meta.dirname, 'dist', 'mem-'));
-const tree = join(work, 'tree');
-mkdirSync(tree);
-// The revision's workspaces that the API bundles, each found by the revision's code first (tree/node_modules).
+// The revision's workspaces that the API bundles, each found by the revision's code first.
 const WORKSPACES = { core: 'core', standby: 'standby', node: 'sdk/node' };
-const archive = execFileSync(
-  'git',
-  [
-    '-C',
-    REPO,
-    'archive',
-    flags.base === 'worktree' ? 'HEAD' : flags.base!,
-    'api',
-    ...Object.values(WORKSPACES),
-  ],
-  { maxBuffer: 1 << 30 },
-);
-execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
-mkdirSync(join(tree, 'node_modules/@gatehouse'), { recursive: true });
-for (const [name, dir] of Object.entries(WORKSPACES)) {
-  symlinkSync(join(tree, dir), join(tree, 'node_modules/@gatehouse', name));
-}
-const url0 = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const name = `gh_mem_${randomBytes(4).toString('hex')}`;
-const admin = postgres(url0, { max: 1, onnotice: () => {} });
-const children: Child[] = [];
+const sides = await prepareAbSides({ base: flags.base!, prefix: 'mem', workspaces: WORKSPACES });
+const { child, children, env } = sides;
+const name = sides.database.name;
 const signals = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
 const mib = (n: number | null | undefined) => (n == null ? '-' : n.toFixed(1));
 try {
-  const { buildServer: buildBase } = await import(join(tree, 'api/scripts/build-server.ts'));
-  const { buildServer: buildNew } = await import('../scripts/build-server.ts');
-  // --base worktree: both sides from the working tree (settings compared, not revisions).
-  if (flags.base === 'worktree')
-    await buildNew(join(work, 'a'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
-  else await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
-  await buildNew(join(work, 'b'), { 'api-child': join(import.meta.dirname, 'api-child.ts') });
-  const child = (side: string) => `./${relative(import.meta.dirname, join(work, side, 'api-child.js'))}`;
-
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(url0);
-  url.pathname = `/${name}`;
-  const env = { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() };
   const nodeFlags = dockerfileNodeFlags();
   const flagsOf = (given: string | undefined) =>
     given === undefined ? nodeFlags : given.split(/\s+/).filter(Boolean);
@@ -195,8 +154,5 @@ try {
         .join(' ')}`,
   );
 } finally {
-  for (const c of children) await c.stop();
-  await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
-  await admin.end();
-  rmSync(work, { recursive: true, force: true });
+  await sides.close();
 }

@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import postgres from 'postgres';
+import type { Child } from './child.ts';
+
+/** What an A/B script compares: side A, the API at `base`; side B, the working tree's; both bundled. */
+export interface AbSidesOptions {
+  /** A git revision, or `worktree` to build both sides from the working tree (settings compared, not code). */
+  base: string;
+  /** Names the scratch folder and database (`gh_<prefix>_…`). */
+  prefix: string;
+  /** `<rev>:<path>` files written over side A's tree (an older version of a few files only). */
+  take?: readonly string[];
+  /**
+   * Workspaces side A takes from the revision too (package name under @gatehouse → folder); without them A
+   * bundles the working tree's (only `api/` differs).
+   */
+  workspaces?: Readonly<Record<string, string>>;
+}
+
+export interface AbSides {
+  /** The scratch folder (inside api/bench/dist, ignored by git), removed by `close`. */
+  work: string;
+  /** The bundled API child of a side, as `Child.start` takes it. */
+  child(side: 'a' | 'b'): string;
+  /** A fresh PostgreSQL database for this run, dropped by `close`. */
+  database: { name: string; url: string };
+  /** The API's environment for both sides: that database, a data folder in the scratch folder. */
+  env: Record<string, string>;
+  /** Started children, stopped by `close`. */
+  children: Child[];
+  close(): Promise<void>;
+}
+
+const BENCH = import.meta.dirname;
+const REPO = resolve(BENCH, '../..');
+
+/**
+ * Builds both sides of an A/B of the API and gives them one scratch database. Shared by ab-submit.ts,
+ * ab-validate.ts and renderer-memory.ts: the revision's `api/` is taken with `git archive` (its tests left
+ * out) into api/bench/dist, so that its imports find the repository's node_modules, and bundled by its own
+ * build script, as the container runs it. TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/postgres.
+ */
+export async function prepareAbSides(options: AbSidesOptions): Promise<AbSides> {
+  mkdirSync(join(BENCH, 'dist'), { recursive: true });
+  const work = mkdtempSync(join(BENCH, 'dist', `${options.prefix}-`));
+  const tree = join(work, 'tree');
+  mkdirSync(tree);
+  const workspaces = options.workspaces ?? {};
+  const revision = options.base === 'worktree' ? 'HEAD' : options.base;
+  const archive = execFileSync(
+    'git',
+    ['-C', REPO, 'archive', revision, 'api', ...Object.values(workspaces)],
+    {
+      maxBuffer: 1 << 30,
+    },
+  );
+  execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
+  for (const taken of options.take ?? []) {
+    const path = taken.slice(taken.indexOf(':') + 1);
+    writeFileSync(join(tree, path), execFileSync('git', ['-C', REPO, 'show', taken], { maxBuffer: 1 << 30 }));
+  }
+  if (Object.keys(workspaces).length) {
+    // The revision's workspaces, found by the revision's code before the repository's (tree/node_modules).
+    mkdirSync(join(tree, 'node_modules/@gatehouse'), { recursive: true });
+    for (const [name, dir] of Object.entries(workspaces)) {
+      symlinkSync(join(tree, dir), join(tree, 'node_modules/@gatehouse', name));
+    }
+  }
+
+  const admin = postgres(process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', {
+    max: 1,
+    onnotice: () => {},
+  });
+  const name = `gh_${options.prefix}_${randomBytes(4).toString('hex')}`;
+  const children: Child[] = [];
+  const close = async () => {
+    for (const c of children) await c.stop();
+    await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+    await admin.end();
+    rmSync(work, { recursive: true, force: true });
+  };
+  try {
+    const { buildServer: buildBase } = await import(join(tree, 'api/scripts/build-server.ts'));
+    const { buildServer: buildNew } = await import('../scripts/build-server.ts');
+    const ours = { 'api-child': join(BENCH, 'api-child.ts') };
+    if (options.base === 'worktree') await buildNew(join(work, 'a'), ours);
+    else await buildBase(join(work, 'a'), { 'api-child': join(tree, 'api/bench/api-child.ts') });
+    await buildNew(join(work, 'b'), ours);
+    await admin.unsafe(`create database ${name}`);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const url = new URL(process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  url.pathname = `/${name}`;
+  return {
+    work,
+    child: (side) => `./${relative(BENCH, join(work, side, 'api-child.js'))}`,
+    database: { name, url: url.toString() },
+    env: { LOG_LEVEL: 'info', DATA_DIR: join(work, 'data'), DATABASE_URL: url.toString() },
+    children,
+    close,
+  };
+}
