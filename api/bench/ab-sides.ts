@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import postgres from 'postgres';
-import type { Child } from './child.ts';
+import { Child } from './child.ts';
+import { dockerfileNodeFlags } from './node-flags.ts';
 
 /** What an A/B script compares: side A, the API at `base`; side B, the working tree's; both bundled. */
 export interface AbSidesOptions {
@@ -104,4 +105,28 @@ export async function prepareAbSides(options: AbSidesOptions): Promise<AbSides> 
     children,
     close,
   };
+}
+
+/** Per side, Node flags (default api/Dockerfile's) and environment added to the sides' own. */
+export interface SideSettings {
+  flags?: { a?: string[] | undefined; b?: string[] | undefined };
+  env?: { a?: Record<string, string>; b?: Record<string, string> };
+}
+
+/**
+ * Starts the three processes every A/B uses: `prep` (side B's code, default flags) to create apps and mint
+ * tokens outside what is measured, and the measured servers A and B; all stopped by `close`.
+ */
+export async function startSides(sides: AbSides, settings: SideSettings = {}) {
+  const prep = await Child.start(sides.child('b'), sides.env);
+  sides.children.push(prep);
+  const start = (side: 'a' | 'b') =>
+    Child.start(
+      sides.child(side),
+      { ...sides.env, ...settings.env?.[side] },
+      settings.flags?.[side] ?? dockerfileNodeFlags(),
+    );
+  const servers = { A: await start('a'), B: await start('b') };
+  sides.children.push(servers.A, servers.B);
+  return { prep, servers };
 }

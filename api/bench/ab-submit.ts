@@ -1,9 +1,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { prepareAbSides } from './ab-sides.ts';
-import { Child } from './child.ts';
+import { prepareAbSides, startSides } from './ab-sides.ts';
 import { measure } from './load.ts';
-import { dockerfileNodeFlags } from './node-flags.ts';
 import type { CreatedApp, SolvedChallenges } from './protocol.ts';
 
 /**
@@ -27,17 +25,9 @@ const ROUNDS = Number(flags.rounds);
 const FLAT = Number(flags.flat);
 const SLOW = Number(flags.slow);
 const sides = await prepareAbSides({ base: flags.base!, prefix: 'ab' });
-const { child, children, env } = sides;
 const name = sides.database.name;
 try {
-  const flagsApi = dockerfileNodeFlags();
-  const prep = await Child.start(child('b'), env);
-  children.push(prep);
-  const servers = {
-    A: await Child.start(child('a'), env, flagsApi),
-    B: await Child.start(child('b'), env, flagsApi),
-  };
-  children.push(servers.A, servers.B);
+  const { prep, servers } = await startSides(sides);
   const parties = { postgresDatabase: name };
   const app = await prep.call<CreatedApp>({
     type: 'create-app',

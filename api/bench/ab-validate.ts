@@ -1,9 +1,8 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { prepareAbSides } from './ab-sides.ts';
-import { Child } from './child.ts';
+import { prepareAbSides, startSides } from './ab-sides.ts';
+import type { Child } from './child.ts';
 import { measure } from './load.ts';
-import { dockerfileNodeFlags } from './node-flags.ts';
 import { pool } from './pool.ts';
 import type { CreatedApp } from './protocol.ts';
 
@@ -35,16 +34,9 @@ const ROUNDS = Number(flags.rounds);
 const FRESH = Number(flags.fresh);
 const REPLAYS = Number(flags.replays);
 const sides = await prepareAbSides({ base: flags.base!, prefix: 'abv', take: flags.take ?? [] });
-const { child, children, env } = sides;
 const name = sides.database.name;
 try {
-  const prep = await Child.start(child('b'), env);
-  children.push(prep);
-  const servers = {
-    A: await Child.start(child('a'), env, dockerfileNodeFlags()),
-    B: await Child.start(child('b'), env, dockerfileNodeFlags()),
-  };
-  children.push(servers.A, servers.B);
+  const { prep, servers } = await startSides(sides);
   const parties = { postgresDatabase: name };
   const app = await prep.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
   const headers = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };

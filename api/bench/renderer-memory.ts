@@ -1,7 +1,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { prepareAbSides } from './ab-sides.ts';
-import { Child } from './child.ts';
+import { prepareAbSides, startSides } from './ab-sides.ts';
+import type { Child } from './child.ts';
 import { type Measurement, measure } from './load.ts';
 import { descendantsOf, memoryMap, rssMiB } from './memory.ts';
 import { dockerfileNodeFlags } from './node-flags.ts';
@@ -39,7 +39,6 @@ const SECONDS = Number(flags.seconds);
 // The revision's workspaces that the API bundles, each found by the revision's code first.
 const WORKSPACES = { core: 'core', standby: 'standby', node: 'sdk/node' };
 const sides = await prepareAbSides({ base: flags.base!, prefix: 'mem', workspaces: WORKSPACES });
-const { child, children, env } = sides;
 const name = sides.database.name;
 const signals = { webdriver: false, languages: ['en'], screen: { w: 1440, h: 900 } };
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
@@ -55,13 +54,13 @@ try {
         .filter(Boolean)
         .map((kv) => kv.split('=') as [string, string]),
     );
-  const prep = await Child.start(child('b'), env);
-  children.push(prep);
-  const servers = {
-    A: await Child.start(child('a'), { ...env, ...envOf(flags['a-env']) }, flagsOf(flags['a-flags'])),
-    B: await Child.start(child('b'), { ...env, ...envOf(flags['b-env']) }, flagsOf(flags['b-flags'])),
-  };
-  children.push(servers.A, servers.B);
+  const { prep, servers } = await startSides(sides, {
+    flags: {
+      a: flagsOf(flags['a-flags']),
+      b: flagsOf(flags['b-flags']),
+    },
+    env: { a: envOf(flags['a-env']), b: envOf(flags['b-env']) },
+  });
   const submitApp = await prep.call<CreatedApp>({
     type: 'create-app',
     plan: 'enterprise',
