@@ -55,6 +55,8 @@ final class DocsTest extends TestCase
             'GATEHOUSE_URL' => $api['url'],
             'GATEHOUSE_APP_KEY' => $api['key'],
             'GATEHOUSE_APP_SECRET' => $api['secret'],
+            // The SDK's default standby cache lives in the temporary folder: the example's, removed below.
+            'TMPDIR' => $dir,
         ];
         if ($example['token'] !== '') {
             $env['PASS_TOKEN'] = IntegrationTest::solve($example['token']);
@@ -65,8 +67,8 @@ final class DocsTest extends TestCase
             $stderr = stream_get_contents($pipes[2]);
             $status = proc_close($process);
         } finally {
-            unlink("$dir/example.php");
             unlink("$dir/gatehouse-php");
+            array_map('unlink', glob("$dir/*"));
             rmdir($dir);
         }
         self::assertSame('', $stderr);
