@@ -1,6 +1,7 @@
+import { type Database, sidePool } from '@gatehouse/core/db';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimSql, MAX_IN_FLIGHT, PassTokenClaims } from '../src/tokens/pass-token-claims.ts';
+import { CLAIM_SETTINGS, claimSql, MAX_IN_FLIGHT, PassTokenClaims } from '../src/tokens/pass-token-claims.ts';
 import { validatePassToken } from '../src/tokens/pass-tokens.ts';
 import {
   databaseAvailable,
@@ -152,9 +153,101 @@ describe.runIf(run)('validations claimed in batches', () => {
 });
 
 /**
- * The batched claim is planned for the table as it is (an unnamed statement), and a batch of a handful of
- * claims must probe pass_tokens' primary key, not scan the table: PostgreSQL's plan for the statement the
- * API sends, on a table that grew from a few rows to 30,000 since it was last analyzed.
+ * On PostgreSQL the batched claim is prepared once per connection, on the batcher's own connections whose
+ * session settings (CLAIM_SETTINGS) leave the planner no plan but a primary-key probe per claim: a generic
+ * plan made while pass_tokens was small must still probe it once the table has grown. Without those settings
+ * the same generic plan scans the table (the control), which is why the claim was sent unnamed before.
+ */
+describe.runIf(run && TEST_DATABASE === 'postgres')('the prepared claim on a table that grew', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi();
+  });
+  afterAll(() => api?.close());
+
+  /** The generic plan PostgreSQL makes for the claim's text, on `db`'s connection, for a batch of 8. */
+  async function genericPlan(db: Database, appId: string, prefix: string): Promise<string> {
+    const batch = JSON.stringify(
+      Array.from({ length: 8 }, (_, i) => ({ id: `${prefix}_${i + 1}`, app: appId, key: null })),
+    );
+    return db.transaction(async (tx) => {
+      await tx.execute(sql`set local plan_cache_mode = force_generic_plan`);
+      await tx.execute(sql.raw(`prepare claim_plan_probe(jsonb) as ${claimSql(db)}`));
+      try {
+        const rows = (await tx.execute(
+          sql.raw(`explain execute claim_plan_probe('${batch}')`),
+        )) as unknown as { 'QUERY PLAN': string }[];
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
+      } finally {
+        await tx.execute(sql.raw('deallocate claim_plan_probe'));
+      }
+    });
+  }
+
+  it('is prepared, and its generic plan probes the primary key at 10 rows and at 200,000 rows', async () => {
+    const db = api.runtime.db;
+    const claims = new PassTokenClaims(db);
+    expect(await claims.mode()).toBe('prepared');
+    // The connections the batcher sends its statements on (the same side pool: one per database).
+    const side = sidePool(db, 'pass-token-claims', MAX_IN_FLIGHT, CLAIM_SETTINGS)!;
+    const [setting] = (await side.execute(sql`show enable_seqscan`)) as unknown as {
+      enable_seqscan: string;
+    }[];
+    expect(setting?.enable_seqscan).toBe('off');
+
+    await db.execute(sql`alter table pass_tokens set (autovacuum_enabled = false)`);
+    await db.execute(sql`delete from pass_tokens`);
+    const { appId } = await api.createApp({ name: 'prepared-plan' });
+    await db.execute(sql`
+      insert into pass_tokens (id, app_id, challenge_id, action, captcha_args, issued_at, expires_at)
+      select 'small_' || g, ${appId}, 'ch_small', 'login', '{}'::jsonb, now(), now() + interval '1 hour'
+      from generate_series(1, 10) g`);
+    await db.execute(sql`analyze pass_tokens`);
+    const small = await genericPlan(side, appId, 'small');
+    expect(small).toContain('Index Scan using pass_tokens_pkey');
+    expect(small).not.toMatch(/Seq Scan on pass_tokens/);
+    // The control: the same generic plan on an ordinary connection scans the small table.
+    expect(await genericPlan(db, appId, 'small')).toMatch(/Seq Scan on pass_tokens/);
+
+    await db.execute(sql`
+      insert into pass_tokens (id, app_id, challenge_id, action, captcha_args, issued_at, expires_at)
+      select 'grown_' || g, ${appId}, 'ch_grown', 'login', '{}'::jsonb, now(), now() + interval '1 hour'
+      from generate_series(1, 200000) g`);
+    await db.execute(sql`analyze pass_tokens`);
+    const grown = await genericPlan(side, appId, 'grown');
+    expect(grown).toContain('Index Scan using pass_tokens_pkey');
+    expect(grown).not.toMatch(/Seq Scan on pass_tokens/);
+
+    // And the statement itself, run more than the five times after which PostgreSQL may switch to its generic
+    // plan, on a table that grew 20,000-fold since it was last analyzed: each claim claims its own row.
+    await db.execute(sql`delete from pass_tokens where id like 'grown_%'`);
+    await db.execute(sql`analyze pass_tokens`);
+    for (let i = 1; i <= 8; i++) {
+      const row = await claims.claim(`small_${i}`, appId, null);
+      expect(row).toMatchObject({ id: `small_${i}`, fresh: true });
+    }
+    await db.execute(sql`
+      insert into pass_tokens (id, app_id, challenge_id, action, captcha_args, issued_at, expires_at)
+      select 'grown_' || g, ${appId}, 'ch_grown', 'login', '{}'::jsonb, now(), now() + interval '1 hour'
+      from generate_series(1, 200000) g`);
+    const rows = await Promise.all([
+      claims.claim('grown_7', appId, 'k'),
+      claims.claim('small_1', appId, null),
+      claims.claim('grown_199999', 'app_other', null),
+    ]);
+    expect(rows.map((r) => r && { id: r.id, fresh: r.fresh, key: r.idempotencyKey })).toEqual([
+      { id: 'grown_7', fresh: true, key: null },
+      { id: 'small_1', fresh: false, key: null },
+      { id: 'grown_199999', fresh: false, key: null },
+    ]);
+    expect(rows[1]!.consumedAt).toBeInstanceOf(Date);
+  });
+});
+
+/**
+ * The unnamed claim (CockroachDB, and PostgreSQL before the prepared claim) is planned for the table as it
+ * is, and a batch of a handful of claims must probe pass_tokens' primary key, not scan the table: PostgreSQL's
+ * plan for the statement's text, on a table that grew from a few rows to 30,000 since it was last analyzed.
  */
 describe.runIf(run && TEST_DATABASE === 'postgres')('the batched claim on a table that grew', () => {
   let api: TestApi;

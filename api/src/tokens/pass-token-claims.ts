@@ -1,4 +1,4 @@
-import type { Database } from '@gatehouse/core/db';
+import { type Database, sidePool } from '@gatehouse/core/db';
 import { passTokens } from '@gatehouse/core/db/schema';
 import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
 
@@ -63,12 +63,52 @@ export function claimSql(db: Database): string {
   return claimQuery(db).toSQL().sql;
 }
 
-function prepareClaim(db: Database) {
+/**
+ * The session settings of the claim's own connections on PostgreSQL: no sequential scan, hash join or merge
+ * join, so that every plan of the claim, the generic plan of a prepared statement included, is a nested loop
+ * probing pass_tokens' primary key once per claim, whatever the table's size when it was planned. Other
+ * queries keep the server's settings (these connections carry nothing else).
+ */
+export const CLAIM_SETTINGS: Readonly<Record<string, string>> = {
+  enable_seqscan: 'off',
+  enable_hashjoin: 'off',
+  enable_mergejoin: 'off',
+};
+
+type ClaimStatement = { execute(values: { items: string }): Promise<ClaimedRow[]> };
+
+/**
+ * How the claim is sent. On PostgreSQL: prepared once per connection (postgres.js names it) on a side pool
+ * of MAX_IN_FLIGHT connections opened with CLAIM_SETTINGS, so a batch is one Bind and Execute in one round
+ * trip, run by a cached plan. Elsewhere, and before 2026-11-27 on PostgreSQL too: unnamed, so the database
+ * plans each batch for the table as it is; postgres.js sends an unnamed statement with parameters as two
+ * round trips (Parse and Describe, then Bind and Execute) and PostgreSQL parses and plans every batch.
+ * A named statement on an ordinary connection is what failed: its generic plan, made while pass_tokens was
+ * small (a new deployment, the bench), joined by hash over a sequential scan and kept doing so as the table
+ * grew, ~14 ms of PostgreSQL CPU per validation at 60,000 rows (docs/decisions.md).
+ */
+export type ClaimMode = 'prepared' | 'unnamed';
+
+async function claimStatement(db: Database): Promise<{ mode: ClaimMode; statement: ClaimStatement }> {
+  // PostgreSQL over the wire only: the embedded database has no round trip to save, and CockroachDB plans
+  // otherwise and refuses settings it does not know.
+  // (The side pool connects on its first query: made and unused on CockroachDB, it costs nothing.)
+  const side = sidePool(db, 'pass-token-claims', MAX_IN_FLIGHT, CLAIM_SETTINGS);
+  if (side && (await isPostgres(db))) {
+    return { mode: 'prepared', statement: claimQuery(side).prepare('pass_token_claim') };
+  }
+  return { mode: 'unnamed', statement: prepareUnnamed(db) };
+}
+
+async function isPostgres(db: Database): Promise<boolean> {
+  const result = (await db.execute(sql`select version() as version`)) as unknown;
+  const rows = Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []);
+  const version = String((rows[0] as { version?: unknown } | undefined)?.version ?? '');
+  return version.startsWith('PostgreSQL') && !/cockroach/i.test(version);
+}
+
+function prepareUnnamed(db: Database): ClaimStatement {
   const query = claimQuery(db);
-  // Built once, but sent unnamed, so PostgreSQL plans each batch for the table as it is. A named statement
-  // gets a generic plan after five runs: planned while pass_tokens was small (a new deployment, the bench),
-  // it joined by hash over a sequential scan, and kept doing so as the table grew, ~14 ms of PostgreSQL CPU
-  // per validation at 60,000 rows. Planning a batch costs PostgreSQL a few tens of µs, shared by its claims.
   // drizzle's `prepare()` always names the statement; `_prepare()` without a name is the same query object
   // unnamed (drizzle-orm 0.45, pinned by the lockfile; api/test/validate-cost.test.ts notices a rebuild).
   return (query as unknown as { _prepare(): ReturnType<typeof query.prepare> })._prepare();
@@ -172,7 +212,9 @@ interface Claim {
  * then sees it consumed (a replay, or the same-key retry, which reads the first claim's key).
  */
 export class PassTokenClaims {
-  readonly #statement: ReturnType<typeof prepareClaim>;
+  readonly #db: Database;
+  /** How the claim is sent, decided on the first claim (claimStatement); retried after a failure. */
+  #statement: Promise<{ mode: ClaimMode; statement: ClaimStatement }> | undefined;
   #queue: Claim[] = [];
   #scheduled = false;
   #inFlight = 0;
@@ -187,7 +229,23 @@ export class PassTokenClaims {
   readonly memory = new ClaimMemory();
 
   constructor(db: Database) {
-    this.#statement = prepareClaim(db);
+    this.#db = db;
+  }
+
+  /** How this batcher sends its claims (known after the first claim; tests look). */
+  async mode(): Promise<ClaimMode> {
+    return (await this.#prepared()).mode;
+  }
+
+  #prepared(): Promise<{ mode: ClaimMode; statement: ClaimStatement }> {
+    if (!this.#statement) {
+      const made = claimStatement(this.#db);
+      this.#statement = made;
+      made.catch(() => {
+        if (this.#statement === made) this.#statement = undefined;
+      });
+    }
+    return this.#statement;
   }
 
   /** Claims token `id` of `app`; its row as it was before (undefined when none), and whether it was claimed. */
@@ -224,8 +282,8 @@ export class PassTokenClaims {
     this.stats.claims += batch.length;
     const items = JSON.stringify(batch.map(({ id, app, key }) => ({ id, app, key })));
     const sent = performance.now();
-    this.#statement
-      .execute({ items })
+    this.#prepared()
+      .then(({ statement }) => statement.execute({ items }))
       .then(
         (rows) => {
           const byId = new Map<string, ClaimedRow>();

@@ -48,27 +48,68 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return openPglite(options.dataDir ?? 'memory://');
 }
 
+/** Opens (once per name) a side pool of a database opened over the wire; see `sidePool`. */
+type SidePoolOpener = (name: string, max: number, settings: Record<string, string>) => Database;
+const sidePoolOpeners = new WeakMap<Database, SidePoolOpener>();
+
+/**
+ * A second, small pool on the same PostgreSQL database as `db`, whose connections open with `settings` as
+ * session settings (startup parameters, so a reconnected connection has them too), made on first request
+ * (one per `name`) and closed with `db`'s handle; undefined for the embedded database. For a statement that
+ * needs planner settings of its own without imposing them on every other query (the batched pass token
+ * claim, api/src/tokens/pass-token-claims.ts). PostgreSQL refuses a connection with a setting it does not
+ * know: the caller checks the engine first.
+ */
+export function sidePool(
+  db: Database,
+  name: string,
+  max: number,
+  settings: Record<string, string>,
+): Database | undefined {
+  return sidePoolOpeners.get(db)?.(name, max, settings);
+}
+
 async function openPostgres(url: string, poolMax: number): Promise<DatabaseHandle> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-  const client = postgres(url, {
-    max: poolMax,
-    onnotice: () => {},
-    connect_timeout: 10,
-    // postgres.js waits before reconnecting, up to 20 s after repeated failures, and every query queued
-    // meanwhile waits too: a lost database would hang requests instead of answering 503 promptly.
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+  const open = (max: number, settings?: Record<string, string>) =>
+    postgres(url, {
+      max,
+      onnotice: () => {},
+      connect_timeout: 10,
+      // postgres.js waits before reconnecting, up to 20 s after repeated failures, and every query queued
+      // meanwhile waits too: a lost database would hang requests instead of answering 503 promptly.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+      ...(settings ? { connection: settings } : {}),
+    });
+  const client = open(poolMax);
+  const db = drizzle(client, { schema }) as unknown as Database;
+  const sides = new Map<string, { client: ReturnType<typeof open>; db: Database }>();
+  let closed = false;
+  sidePoolOpeners.set(db, (name, max, settings) => {
+    if (closed) throw new Error('The database is closed.');
+    let side = sides.get(name);
+    if (!side) {
+      const sideClient = open(max, settings);
+      side = { client: sideClient, db: drizzle(sideClient, { schema }) as unknown as Database };
+      sides.set(name, side);
+    }
+    return side.db;
   });
-  const db = drizzle(client, { schema });
   return {
-    db: db as unknown as Database,
+    db,
     kind: 'postgres',
-    migrate: () => migrate(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    migrate: () => migrate(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
     ping: async () => {
       await client`select 1`;
     },
-    close: () => client.end({ timeout: 5 }),
+    close: async () => {
+      closed = true;
+      await Promise.all(
+        [client, ...[...sides.values()].map((side) => side.client)].map((c) => c.end({ timeout: 5 })),
+      );
+    },
   };
 }
 
