@@ -49,7 +49,7 @@ export interface Solver {
   label: string;
   kind: Kind;
   /** `oracle` is the test's knowledge of the answer; the others look at the pixels only. */
-  locator: 'content' | 'outline' | 'hole' | 'template' | 'texture' | 'shapes' | 'oracle';
+  locator: 'content' | 'outline' | 'hole' | 'template' | 'texture' | 'shapes' | 'holes' | 'oracle';
   /**
    * Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal.
    * `open`: a scripted solver whose goal is not met yet (docs/adversarial.md, "Open"), measured and shown.
@@ -105,6 +105,13 @@ export const SOLVERS: readonly Solver[] = [
     label: 'striped regions segmented, labelled among the public shapes, human-timed clicks',
     kind: 'click',
     locator: 'shapes',
+    role: 'open',
+  },
+  {
+    id: 'click-holes',
+    label: 'as click-shapes, each prompted shape taking two regions, the twin told by its hole',
+    kind: 'click',
+    locator: 'holes',
     role: 'open',
   },
   {
@@ -381,10 +388,14 @@ async function solveClick(page: Page, solver: Solver, truth: ClickAnswer, rng: R
           },
           {
             which:
-              ({ texture: 'clickTexture', shapes: 'clickShapes' } as Record<string, string>)[
-                solver.locator
-              ] ?? 'click',
-            templates: solver.locator === 'shapes' ? shapeTemplates() : undefined,
+              (
+                { texture: 'clickTexture', shapes: 'clickShapes', holes: 'clickHoles' } as Record<
+                  string,
+                  string
+                >
+              )[solver.locator] ?? 'click',
+            templates:
+              solver.locator === 'shapes' || solver.locator === 'holes' ? shapeTemplates() : undefined,
           },
         );
   const located =

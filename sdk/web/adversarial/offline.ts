@@ -6,7 +6,7 @@
  * A click counts as located when every click lands in its own target, in order (what verifyClick checks
  * apart from timing); the `per target` figure is the share of single targets hit.
  *
- *   npx node sdk/web/adversarial/offline.ts [--n 100] [--only slideOutline,slideHole,slideContent,click,clickShapes,clickTexture] [--seed off]
+ *   npx node sdk/web/adversarial/offline.ts [--n 100] [--only slideOutline,slideHole,slideContent,click,clickShapes,clickHoles,clickTexture] [--seed off]
  *     [--save dir]   (click only: writes each scene and prompt as PNG, to look at what the locator saw)
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

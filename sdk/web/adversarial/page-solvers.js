@@ -789,6 +789,225 @@
   }
 
   /**
+   * Where each public shape's hole goes (core/src/challenges/shapes.ts `HOLES`, public like the shape
+   * list): unit-scale centre and radius, in the frame the shape is traced in.
+   */
+  const HOLE_AT = {
+    circle: [0, 0, 0.32],
+    triangle: [0, 0.1, 0.24],
+    square: [0, 0, 0.32],
+    pentagon: [0, 0, 0.32],
+    star: [0, 0, 0.22],
+    heart: [0, 0.05, 0.26],
+    arrow: [0.4, 0, 0.22],
+    cross: [0, 0, 0.22],
+    moon: [-0.6, 0, 0.18],
+  };
+  /** bestIoU's search, returning the pose too: angle (a's frame turned by it onto B) and scale. */
+  function bestPose(a, B, { rotations = 36, scales = [0.92, 1, 1.08] } = {}) {
+    const A = a.bitmap ?? bitmap(a);
+    const base = Math.sqrt(B.n / A.n);
+    const side = 2 * R + 1;
+    const best = { iou: 0, ang: 0, k: base };
+    for (let r = 0; r < rotations; r++) {
+      const ang = (r / rotations) * Math.PI * 2;
+      const cos = Math.cos(ang);
+      const sin = Math.sin(ang);
+      for (const sc of scales) {
+        const k = base * sc;
+        let inter = 0;
+        let n = 0;
+        for (let v = -R; v <= R; v++)
+          for (let u = -R; u <= R; u++) {
+            const x = Math.round((cos * u + sin * v) / k) + R;
+            const y = Math.round((-sin * u + cos * v) / k) + R;
+            if (x < 0 || y < 0 || x >= side || y >= side || !A.b[y * side + x]) continue;
+            n++;
+            if (B.b[(v + R) * side + u + R]) inter++;
+          }
+        const iou = inter / (n + B.n - inter);
+        if (iou > best.iou) Object.assign(best, { iou, ang, k });
+      }
+    }
+    return best;
+  }
+  /**
+   * The prompt silhouette in slot i with its hole filled (as promptShapes: centred, at radius 16), and the
+   * hole's area: light pixels the slot's border cannot reach.
+   */
+  function promptSlot(strip, i) {
+    const left = i * 56;
+    const size = 40;
+    const w = Math.min(size, strip.w - left);
+    const m = new Uint8Array(w * size);
+    for (let y = 0; y < size; y++)
+      for (let x = 0; x < w; x++) m[y * w + x] = grey(strip.d, (y * strip.w + left + x) * 4) < 110 ? 1 : 0;
+    const filled = fillHoles(m, w, size);
+    let holes = 0;
+    const pts = [];
+    for (let j = 0; j < m.length; j++) {
+      if (filled[j] && !m[j]) holes++;
+      if (filled[j]) pts.push([j % w, Math.floor(j / w)]);
+    }
+    const c = centred(pts);
+    const radius = Math.max(1, ...c.map(([x, y]) => Math.hypot(x, y)));
+    return { holes, points: c.map(([x, y]) => [(x * 16) / radius, (y * 16) / radius]) };
+  }
+  /**
+   * How much a region looks holed where its shape's hole would be: the region's pose among the templates
+   * (bestPose) puts the public hole position in the scene; the colours inside that small disk are
+   * compared with the colours of a ring of the symbol around it (its stripes, lit the same way) and with
+   * the background just outside the symbol. A hole shows the background (and the hole's outline), not
+   * the stripes; without a hole the disk holds the same stripes as the ring.
+   */
+  function holeScore(scene, region, template, shape, pose) {
+    const { w, h, d } = scene;
+    const [hx, hy, hr] = HOLE_AT[shape];
+    // Template px per unit radius: the templates are traced at radius 20, then centred on their centroid.
+    const tx = hx * 20 - template.cx;
+    const ty = hy * 20 - template.cy;
+    const cos = Math.cos(pose.ang);
+    const sin = Math.sin(pose.ang);
+    const cx = region.x + pose.k * (cos * tx - sin * ty);
+    const cy = region.y + pose.k * (sin * tx + cos * ty);
+    const rUnit = 20 * pose.k;
+    const holeR = hr * rUnit;
+    const lw = Math.max(1.5, rUnit / 9);
+    const inside = new Set(
+      region.points.map(([x, y]) => Math.round(y + region.y) * w + Math.round(x + region.x)),
+    );
+    const inner = [];
+    const ring = [];
+    const reach = Math.ceil(holeR + lw / 2 + 5);
+    for (let y = Math.floor(cy - reach); y <= cy + reach; y++)
+      for (let x = Math.floor(cx - reach); x <= cx + reach; x++) {
+        if (x < 0 || y < 0 || x >= w || y >= h) continue;
+        const j = y * w + x;
+        const dist = Math.hypot(x - cx, y - cy);
+        const c = [d[j * 4], d[j * 4 + 1], d[j * 4 + 2]];
+        if (dist <= Math.max(1, holeR - lw / 2 - 0.5)) inner.push(c);
+        else if (dist >= holeR + lw / 2 + 1 && dist <= holeR + lw / 2 + 4 && inside.has(j)) ring.push(c);
+      }
+    // The background: pixels 3–6 px outside the region, nearest to the hole first.
+    const outside = [];
+    for (const [px, py] of region.points) {
+      for (const [dx, dy] of [
+        [4, 0],
+        [-4, 0],
+        [0, 4],
+        [0, -4],
+      ]) {
+        const x = Math.round(px + region.x + dx);
+        const y = Math.round(py + region.y + dy);
+        if (x < 0 || y < 0 || x >= w || y >= h) continue;
+        const j = y * w + x;
+        if (inside.has(j)) continue;
+        outside.push([d[j * 4], d[j * 4 + 1], d[j * 4 + 2]]);
+      }
+    }
+    if (!inner.length || !ring.length) return 0;
+    const nearest = (c, set) => {
+      let best = Infinity;
+      for (const q of set) {
+        const e = Math.hypot(c[0] - q[0], c[1] - q[1], c[2] - q[2]);
+        if (e < best) best = e;
+      }
+      return best;
+    };
+    const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const fromStripes = median(inner.map((c) => nearest(c, ring)));
+    const fromBackground = outside.length ? median(inner.map((c) => nearest(c, outside))) : 0;
+    return fromStripes - fromBackground;
+  }
+  /**
+   * Click against twins (a hole-aware clickShapes, the attacker's obvious upgrade): the same segmentation
+   * and labelling among the public shapes, except that each prompted shape may label two regions (the
+   * scene holds it twice, with and without a hole) and each other shape one; each prompt silhouette is
+   * read for a hole (light pixels enclosed), and of its shape's two regions the one whose hole position
+   * looks more like a hole (holeScore) is clicked when the prompt has one, the other when it has none.
+   */
+  function clickHoles(
+    input = {
+      scene: pixels(deepQueryAll('.click .stage > img')[0]),
+      strip: pixels(deepQueryAll('img.order')[0]),
+    },
+    { templates, ...seg } = {},
+  ) {
+    const { scene, strip } = input;
+    const { w, h } = scene;
+    const { regions } = segmentSymbols(scene, seg);
+    const slots = Array.from({ length: Math.round((strip.w + 16) / 56) }, (_, i) => promptSlot(strip, i));
+    const prompts = slots.map((s) => s.points);
+    const clicks = prompts.map(() => ({ x: w / 2, y: h / 2 }));
+    if (!regions.length || !templates) return clicks;
+    const regionMaps = regions.map((r) => bitmap(r.points));
+    const withMap = (pts) => Object.assign(pts, { bitmap: bitmap(pts) });
+    prompts.forEach(withMap);
+    const names = Object.keys(templates);
+    const classes = names.map((name) => {
+      const pts = templates[name].points;
+      let cx = 0;
+      let cy = 0;
+      for (const [x, y] of pts) {
+        cx += x;
+        cy += y;
+      }
+      return Object.assign(withMap(centred(pts)), {
+        name,
+        cx: cx / (pts.length || 1),
+        cy: cy / (pts.length || 1),
+      });
+    });
+    const rs = regionMaps.map((B) => classes.map((c) => bestIoU(c, B)));
+    const promptClass = prompts.map((p) => {
+      const sc = classes.map((c) => bestIoU(c, p.bitmap));
+      return sc.indexOf(Math.max(...sc));
+    });
+    const promptHoled = slots.map((s) => s.holes >= 4);
+    // Rows: each class once, each prompted class twice (its twins); columns: regions plus an "unseen"
+    // column per row.
+    const rows = classes.map((_, c) => c);
+    for (const c of new Set(promptClass)) rows.push(c);
+    const m = regions.length;
+    const score = rows.map((c, ri) => [
+      ...regions.map((_, k) => rs[k][c]),
+      ...rows.map((_, r2) => (r2 === ri ? 0.3 : -1)),
+    ]);
+    const pick = assign(score);
+    promptClass.forEach((c, i) => {
+      const mine = rows.flatMap((rc, ri) =>
+        rc === c && pick[ri] !== undefined && pick[ri] < m ? [pick[ri]] : [],
+      );
+      if (!mine.length) {
+        const k = rs.map((r) => r[c]).reduce((bi, v, j, a) => (v > a[bi] ? j : bi), 0);
+        clicks[i] = { x: regions[k].x, y: regions[k].y };
+        return;
+      }
+      if (mine.length === 1) {
+        // The twin went to another shape's row (warped, or cut by a line): the best other region for this
+        // shape among those no prompted shape took.
+        const taken = new Set(
+          rows.flatMap((rc, ri) => (promptClass.includes(rc) && pick[ri] < m ? [pick[ri]] : [])),
+        );
+        let best = -1;
+        for (let j = 0; j < m; j++) if (!taken.has(j) && (best < 0 || rs[j][c] > rs[best][c])) best = j;
+        if (best >= 0) mine.push(best);
+      }
+      let k = mine[0];
+      if (mine.length > 1) {
+        const cls = classes[c];
+        const scores = mine.map((j) =>
+          holeScore(scene, regions[j], cls, cls.name, bestPose(cls, regionMaps[j])),
+        );
+        const holed = scores[0] >= scores[1] ? 0 : 1;
+        k = mine[promptHoled[i] ? holed : 1 - holed];
+      }
+      clicks[i] = { x: regions[k].x, y: regions[k].y };
+    });
+    return clicks;
+  }
+
+  /**
    * Click, adapted to striped symbols (offline only, not a harness row): the same silhouette template
    * matched on a texture map instead of the colours: each pixel's grey-level spread over a 5×5 window,
    * high inside stripes and low on the soft background (noise, lines and clutter edges raise it too).
@@ -865,6 +1084,7 @@
     click,
     clickTexture,
     clickShapes,
+    clickHoles,
     clickShapesV1,
     segmentSymbols,
     select,
