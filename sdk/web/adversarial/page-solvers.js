@@ -858,37 +858,20 @@
    * (bestPose) puts the public hole position in the scene; the colours inside that small disk are
    * compared with the colours of a ring of the symbol around it (its stripes, lit the same way) and with
    * the background just outside the symbol. A hole shows the background (and the hole's outline), not
-   * the stripes; without a hole the disk holds the same stripes as the ring.
+   * the stripes; without a hole the disk holds the same stripes as the ring. With `search`, the position
+   * is not taken from the public table: every position inside the region is tried (the hole radius the
+   * smallest in the table) and the most hole-like kept.
    */
-  function holeScore(scene, region, template, shape, pose) {
+  function holeScore(scene, region, template, shape, pose, search = false) {
     const { w, h, d } = scene;
     const [hx, hy, hr] = HOLE_AT[shape];
-    // Template px per unit radius: the templates are traced at radius 20, then centred on their centroid.
-    const tx = hx * 20 - template.cx;
-    const ty = hy * 20 - template.cy;
-    const cos = Math.cos(pose.ang);
-    const sin = Math.sin(pose.ang);
-    const cx = region.x + pose.k * (cos * tx - sin * ty);
-    const cy = region.y + pose.k * (sin * tx + cos * ty);
     const rUnit = 20 * pose.k;
-    const holeR = hr * rUnit;
     const lw = Math.max(1.5, rUnit / 9);
     const inside = new Set(
       region.points.map(([x, y]) => Math.round(y + region.y) * w + Math.round(x + region.x)),
     );
-    const inner = [];
-    const ring = [];
-    const reach = Math.ceil(holeR + lw / 2 + 5);
-    for (let y = Math.floor(cy - reach); y <= cy + reach; y++)
-      for (let x = Math.floor(cx - reach); x <= cx + reach; x++) {
-        if (x < 0 || y < 0 || x >= w || y >= h) continue;
-        const j = y * w + x;
-        const dist = Math.hypot(x - cx, y - cy);
-        const c = [d[j * 4], d[j * 4 + 1], d[j * 4 + 2]];
-        if (dist <= Math.max(1, holeR - lw / 2 - 0.5)) inner.push(c);
-        else if (dist >= holeR + lw / 2 + 1 && dist <= holeR + lw / 2 + 4 && inside.has(j)) ring.push(c);
-      }
-    // The background: pixels 3–6 px outside the region, nearest to the hole first.
+    const colour = (j) => [d[j * 4], d[j * 4 + 1], d[j * 4 + 2]];
+    // The background: pixels 4 px outside the region.
     const outside = [];
     for (const [px, py] of region.points) {
       for (const [dx, dy] of [
@@ -901,11 +884,9 @@
         const y = Math.round(py + region.y + dy);
         if (x < 0 || y < 0 || x >= w || y >= h) continue;
         const j = y * w + x;
-        if (inside.has(j)) continue;
-        outside.push([d[j * 4], d[j * 4 + 1], d[j * 4 + 2]]);
+        if (!inside.has(j)) outside.push(colour(j));
       }
     }
-    if (!inner.length || !ring.length) return 0;
     const nearest = (c, set) => {
       let best = Infinity;
       for (const q of set) {
@@ -915,9 +896,48 @@
       return best;
     };
     const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const fromStripes = median(inner.map((c) => nearest(c, ring)));
-    const fromBackground = outside.length ? median(inner.map((c) => nearest(c, outside))) : 0;
-    return fromStripes - fromBackground;
+    const at = (cx, cy, holeR) => {
+      const inner = [];
+      const ring = [];
+      let ringSlots = 0;
+      const reach = Math.ceil(holeR + lw / 2 + 5);
+      for (let y = Math.floor(cy - reach); y <= cy + reach; y++)
+        for (let x = Math.floor(cx - reach); x <= cx + reach; x++) {
+          if (x < 0 || y < 0 || x >= w || y >= h) continue;
+          const j = y * w + x;
+          const dist = Math.hypot(x - cx, y - cy);
+          if (dist <= Math.max(1, holeR - lw / 2 - 0.5)) inner.push(colour(j));
+          else if (dist >= holeR + lw / 2 + 1 && dist <= holeR + lw / 2 + 4) {
+            ringSlots++;
+            if (inside.has(j)) ring.push(colour(j));
+          }
+        }
+      if (!inner.length || ring.length < (search ? 0.8 : 0) * ringSlots || !ring.length) return -Infinity;
+      const fromStripes = median(inner.map((c) => nearest(c, ring)));
+      const fromBackground = outside.length ? median(inner.map((c) => nearest(c, outside))) : 0;
+      return fromStripes - fromBackground;
+    };
+    if (search) {
+      let best = -Infinity;
+      const holeR = 0.18 * rUnit;
+      for (const [px, py] of region.points) {
+        if (Math.round(px) % 2 || Math.round(py) % 2) continue;
+        const v = at(px + region.x, py + region.y, holeR);
+        if (v > best) best = v;
+      }
+      return best === -Infinity ? 0 : best;
+    }
+    // Template px per unit radius: the templates are traced at radius 20, then centred on their centroid.
+    const tx = hx * 20 - template.cx;
+    const ty = hy * 20 - template.cy;
+    const cos = Math.cos(pose.ang);
+    const sin = Math.sin(pose.ang);
+    const v = at(
+      region.x + pose.k * (cos * tx - sin * ty),
+      region.y + pose.k * (sin * tx + cos * ty),
+      hr * rUnit,
+    );
+    return v === -Infinity ? 0 : v;
   }
   /**
    * Click against twins (a hole-aware clickShapes, the attacker's obvious upgrade): the same segmentation
@@ -931,7 +951,7 @@
       scene: pixels(deepQueryAll('.click .stage > img')[0]),
       strip: pixels(deepQueryAll('img.order')[0]),
     },
-    { templates, ...seg } = {},
+    { templates, search = false, ...seg } = {},
   ) {
     const { scene, strip } = input;
     const { w, h } = scene;
@@ -997,7 +1017,7 @@
       if (mine.length > 1) {
         const cls = classes[c];
         const scores = mine.map((j) =>
-          holeScore(scene, regions[j], cls, cls.name, bestPose(cls, regionMaps[j])),
+          holeScore(scene, regions[j], cls, cls.name, bestPose(cls, regionMaps[j]), search),
         );
         const holed = scores[0] >= scores[1] ? 0 : 1;
         k = mine[promptHoled[i] ? holed : 1 - holed];
@@ -1085,6 +1105,7 @@
     clickTexture,
     clickShapes,
     clickHoles,
+    clickHolesSearched: (input, options) => clickHoles(input, { ...options, search: true }),
     clickShapesV1,
     segmentSymbols,
     select,
