@@ -13,7 +13,8 @@ const MAX_BATCH = 256;
  * busy PostgreSQL stretched to ~16 ms (1,200 validations a second in the bench). Four until the claim was
  * prepared (one round trip, a cached plan); since, two make larger batches, so fewer statements, socket
  * writes and wake-ups per claim (interleaved A/B on a loaded machine, 4 → 2: API µs per fresh validation
- * 108 → 95 and PostgreSQL µs 39 → 30, medians, each better in 4 rounds of 4, throughput not lower in any).
+ * 142 → 99 and PostgreSQL µs 39 → 30, medians as ab-validate prints them, each better in 4 rounds of 4,
+ * throughput not lower in any).
  */
 export const MAX_IN_FLIGHT = 2;
 
