@@ -25,6 +25,13 @@ import { validateRoutes } from './routes/validate.ts';
 import { widgetRoutes } from './routes/widget.ts';
 import { tolerantPaths } from './tolerant-paths.ts';
 
+const routers = new WeakMap<Koa, Router>();
+
+/** The router of an app `createApp` built (its routes, for tests that go over every one). */
+export function routerOf(app: Koa): Router | undefined {
+  return routers.get(app);
+}
+
 /** Builds the main API as a Koa app. It never listens: `server.ts` does, tests call it in-process. */
 export function createApp(deps: Deps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
@@ -58,13 +65,15 @@ export function createApp(deps: Deps): Koa {
   app.use(internalEndpoints(deps.config.internal));
   app.use(databaseErrors(databaseHealth));
   app.use(authThrottling(deps.authThrottle));
-  app.use(async function notFound(ctx, next) {
-    await next();
-    if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
-    // The router answered 405 (or 501 for a method it does not know) with an Allow header and no body.
-    if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
-      throw new GatehouseError('method_not_allowed', undefined, { Allow: ctx.response.get('Allow') });
-    }
+  app.use(function notFound(ctx, next) {
+    // A handler on next()'s promise rather than an async frame per request (issue 14).
+    return next().then(() => {
+      if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
+      // The router answered 405 (or 501 for a method it does not know) with an Allow header and no body.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+        throw new GatehouseError('method_not_allowed', undefined, { Allow: ctx.response.get('Allow') });
+      }
+    });
   });
   app.use(utf8Only());
   app.use(
@@ -86,16 +95,43 @@ export function createApp(deps: Deps): Koa {
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.silent = true;
+  routers.set(app, router);
   return app;
 }
 
 function routeMetrics(deps: Deps): (ctx: Koa.Context, ms: number) => void {
   const durations = labelledChildren((v) => deps.metrics.httpDuration.labels(v));
+  // The child per method, route and status, found without building a labels object and a key string per
+  // request (issue 14); `durations` bounds the label sets, and this cache is cleared with it past 1,000.
+  const children = new Map<string, Map<string, Map<number, { observe(seconds: number): void }>>>();
+  let size = 0;
   return function routeMetrics(ctx, ms) {
     // The matched route pattern (@koa/router's `_matchedRoute`), never the raw path: unknown paths must
     // not create label values. (`routePath`, read before, is set by no router: every request was unmatched.)
     const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
     const route = typeof matched === 'string' ? matched : 'unmatched';
-    durations({ method: ctx.method, route, status: String(ctx.status) }).observe(ms / 1000);
+    const method = ctx.method;
+    const status = ctx.status;
+    let byRoute = children.get(method);
+    if (!byRoute) {
+      byRoute = new Map();
+      children.set(method, byRoute);
+    }
+    let byStatus = byRoute.get(route);
+    if (!byStatus) {
+      byStatus = new Map();
+      byRoute.set(route, byStatus);
+    }
+    let child = byStatus.get(status);
+    if (!child) {
+      if (size >= 1000) {
+        children.clear();
+        size = 0;
+      }
+      child = durations({ method, route, status: String(status) });
+      byStatus.set(status, child);
+      size++;
+    }
+    child.observe(ms / 1000);
   };
 }
