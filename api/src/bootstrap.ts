@@ -23,6 +23,7 @@ import { UsageRollup } from './console/usage.ts';
 import type { Deps } from './deps.ts';
 import { createMetrics } from './metrics.ts';
 import { IssuanceLimiter } from './quotas/issuance-limiter.ts';
+import { flushQuotaCounts } from './quotas/monthly-quota.ts';
 import { RedisAnswerHistory } from './risk/answer-history.ts';
 import type { AttestationVerifier } from './risk/attestation.ts';
 import { RiskEngine } from './risk/engine.ts';
@@ -119,6 +120,8 @@ export async function bootstrap(
     logger: log,
     adminToken,
     async close() {
+      // Quota units counted without waiting (overage plans) are written before the database closes.
+      await flushQuotaCounts(database.db).catch(() => {});
       await usage.close();
       await issuanceLimiter.close();
       redis?.disconnect();

@@ -1,6 +1,13 @@
 import type { Database } from '@gatehouse/core/db';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countChallenge, QUOTA_IN_FLIGHT } from '../src/quotas/monthly-quota.ts';
+import {
+  countChallenge,
+  countChallengeNow,
+  flushQuotaCounts,
+  QUOTA_IN_FLIGHT,
+  QUOTA_RETRY_MS,
+} from '../src/quotas/monthly-quota.ts';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
 
 const run = await databaseAvailable();
@@ -106,5 +113,94 @@ describe.runIf(run)('quota counts in batches', () => {
     // Idle again: the next count goes alone, at once.
     expect((await countChallenge(slow, a)).used).toBe(12);
     expect(statements).toBe(4);
+  });
+
+  /** The app's count this month as PostgreSQL (or PGlite) holds it. */
+  async function stored(appId: string): Promise<number> {
+    const result = await api.runtime.db.execute(
+      sql`select challenges from app_usage where app_id = ${appId}`,
+    );
+    const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as {
+      challenges: number | string;
+    }[];
+    return rows.length ? Number(rows[0]!.challenges) : 0;
+  }
+
+  /** The database as the batcher sees it: its statements counted, the first `failures` of them failing. */
+  function flaky(failures: number) {
+    const real = api.runtime.db;
+    const seen = { statements: 0 };
+    const db = new Proxy(real, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property === 'execute') {
+          return async (...args: unknown[]) => {
+            seen.statements++;
+            if (seen.statements <= failures) throw new Error('connection lost (test)');
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as Database;
+    return { db, seen };
+  }
+
+  it('with overage, countChallengeNow answers at once and the units are written behind, many a statement', async () => {
+    const a = await app({ monthly_quota: 2, overage_allowed: true });
+    const { db, seen } = flaky(0);
+    const decisions = Array.from({ length: 40 }, () => countChallengeNow(db, a));
+    expect(decisions.every((d) => d?.allowed === true)).toBe(true);
+    // Nothing sent yet: the statement goes in the next turn, with all forty.
+    expect(seen.statements).toBe(0);
+    await flushQuotaCounts(db);
+    expect(seen.statements).toBe(1);
+    expect(await stored(a.id)).toBe(40);
+    // Awaited counts of the same app keep their positions after the units written behind.
+    expect((await countChallenge(db, a)).used).toBe(41);
+  });
+
+  it('without overage (or with a lapsed subscription) countChallengeNow declines: the count is awaited', async () => {
+    const a = await app({ monthly_quota: 5 });
+    const { db, seen } = flaky(0);
+    expect(countChallengeNow(db, a)).toBeUndefined();
+    const lapsed = await app({ plan: 'pro', subscription_expires_at: '2020-01-01T00:00:00Z' });
+    expect(countChallengeNow(db, lapsed)).toBeUndefined();
+    await flushQuotaCounts(db);
+    expect(seen.statements).toBe(0);
+    expect(await stored(a.id)).toBe(0);
+  });
+
+  it('units written behind survive a failed statement: kept and sent again QUOTA_RETRY_MS later', async () => {
+    const a = await app({ plan: 'pro' });
+    const { db, seen } = flaky(1);
+    for (let i = 0; i < 7; i++) countChallengeNow(db, a);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen.statements).toBe(1);
+    // More while the retry is pending: they wait for it rather than hammering a lost database.
+    for (let i = 0; i < 3; i++) countChallengeNow(db, a);
+    await new Promise((resolve) => setTimeout(resolve, QUOTA_RETRY_MS / 2));
+    expect(seen.statements).toBe(1);
+    expect(await stored(a.id)).toBe(0);
+    const deadline = Date.now() + QUOTA_RETRY_MS * 3;
+    while ((await stored(a.id)) < 10 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await stored(a.id)).toBe(10);
+    expect(seen.statements).toBe(2);
+  });
+
+  it('an invisible init of an overage app is answered before its unit is written, and the unit lands', async () => {
+    const created = await api.createApp({ name: 'quota-behind', plan: 'pro', test_mode: true });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        api.post('/v1/challenge/init', { app_key: created.appKey, action: 'login' }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.every((a) => a.body.data.mode === 'challenge')).toBe(true);
+    await flushQuotaCounts(api.runtime.db);
+    expect(await stored(created.appId)).toBe(6);
   });
 });

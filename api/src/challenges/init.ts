@@ -4,8 +4,7 @@ import { GatehouseError } from '@gatehouse/core/errors';
 import { DEGRADED_TOKEN_TTL_SECONDS, MAX_TOKEN_LENGTH } from '@gatehouse/core/tokens';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
-import { labelledChildren } from '../metrics.ts';
-import { countChallenge, refundChallenge } from '../quotas/monthly-quota.ts';
+import { countChallenge, countChallengeNow, refundChallenge } from '../quotas/monthly-quota.ts';
 import { resolvePolicy } from '../risk/policy.ts';
 import { clientSignals, type RequestFacts } from '../risk/signals.ts';
 import { mintDegradedToken } from '../tokens/degraded-tokens.ts';
@@ -17,7 +16,7 @@ import {
 } from '../tokens/server-tokens.ts';
 import { makeImage, makePow, pickImageKind } from './kinds.ts';
 import { keyboardPow } from './priced-pow.ts';
-import { CHALLENGE_TTL_SECONDS, sealChallenge } from './sealed-challenge.ts';
+import { CHALLENGE_TTL_SECONDS, type SealedChallenge, sealChallenge } from './sealed-challenge.ts';
 
 export const initBody = z.object({
   app_key: z.string().min(1).max(128),
@@ -103,10 +102,12 @@ export async function initChallenge(
   // Test apps always get the invisible tier at trivial difficulty (integrators' CI), never by default.
   const tier = app.testMode ? 'invisible' : risk.tier;
   // At debug: one line per init is a public endpoint's hot path; the console's decisions keep the record.
-  deps.logger.debug(
-    { app: app.appKey, action: body.action, score: risk.score, tier, reasons: risk.reasons },
-    'risk',
-  );
+  if (deps.logger.isLevelEnabled('debug')) {
+    deps.logger.debug(
+      { app: app.appKey, action: body.action, score: risk.score, tier, reasons: risk.reasons },
+      'risk',
+    );
+  }
   deps.decisions.record({
     app_key: app.appKey,
     action: body.action,
@@ -131,7 +132,10 @@ export async function initChallenge(
   // Taken before anything is counted: an image init shed while the pool refills (503) spends no quota.
   const image =
     tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds), deps.logger);
-  const quota = await countChallenge(deps.db, app);
+  // With overage the count cannot refuse: answered without waiting for its statement (write-behind), unless
+  // a server token's use is spent below, whose failure gives the unit back (refundChallenge needs it written).
+  const quota =
+    (serverToken ? undefined : countChallengeNow(deps.db, app)) ?? (await countChallenge(deps.db, app));
   if (!quota.allowed) {
     countTier(deps, 'degraded');
     return {
@@ -155,7 +159,8 @@ export async function initChallenge(
   const pow = tier === 'image' ? undefined : makePow(app.testMode ? 0 : risk.score, tier, app.testMode);
   // An image answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
   const kpow = image ? keyboardPow() : undefined;
-  const sealed = sealChallenge(deps.keys, {
+  // Built field by field, not with conditional spreads (a temporary object and a generic copy each).
+  const challenge: SealedChallenge = {
     v: 1,
     id,
     app: app.id,
@@ -169,42 +174,43 @@ export async function initChallenge(
     score: risk.score,
     rsn: risk.reasons,
     exp,
-    ...(body.cdata ? { cdata: body.cdata } : {}),
-    ...(pow ? { pow: pow.puzzle } : {}),
-    ...(image ? { img: { kind: image.kind, answer: image.answer } } : {}),
-    ...(kpow ? { kpow } : {}),
-  });
-  return {
+  };
+  if (body.cdata) challenge.cdata = body.cdata;
+  if (pow) challenge.pow = pow.puzzle;
+  if (image) challenge.img = { kind: image.kind, answer: image.answer };
+  if (kpow) challenge.kpow = kpow;
+  const result: InitResult = {
     mode: 'challenge',
     challenge_id: id,
-    challenge: sealed,
+    challenge: sealChallenge(deps.keys, challenge),
     tier,
     expires_in: CHALLENGE_TTL_SECONDS,
-    ...(pow ? { pow: pow.puzzle } : {}),
-    ...(image
-      ? {
-          image: {
-            kind: image.kind,
-            view: image.view,
-            // POST /v1/challenge/alternative offers a proof-of-work instead of the picture (issue 15 item 4).
-            alternative: true,
-            ...(kpow ? { keyboard_pow: kpow } : {}),
-          },
-        }
-      : {}),
   };
+  if (pow) result.pow = pow.puzzle;
+  if (image) {
+    // POST /v1/challenge/alternative offers a proof-of-work instead of the picture (issue 15 item 4).
+    result.image = kpow
+      ? { kind: image.kind, view: image.view, alternative: true, keyboard_pow: kpow }
+      : { kind: image.kind, view: image.view, alternative: true };
+  }
+  return result;
 }
 
 /** The challenge counter's child per tier, made once per metrics registry (prom-client hashes labels per inc). */
-const tierCounters = new WeakMap<object, (labels: { tier: string }) => { inc(): void }>();
+const tierCounters = new WeakMap<object, Map<string, { inc(): void }>>();
 function countTier(deps: Deps, tier: string): void {
   const counter = deps.metrics.challenges;
   let children = tierCounters.get(counter);
   if (!children) {
-    children = labelledChildren((labels) => counter.labels(labels));
+    children = new Map();
     tierCounters.set(counter, children);
   }
-  children({ tier }).inc();
+  let child = children.get(tier);
+  if (!child) {
+    child = counter.labels({ tier });
+    children.set(tier, child);
+  }
+  child.inc();
 }
 
 /** With allowed domains set, a web page (by its Origin, else its referer) must be on one of them or a subdomain. */

@@ -40,6 +40,32 @@ export async function countChallenge(db: Database, app: App, now = new Date()): 
   return batcher(db).count({ app: app.id, period, quota: plan.monthlyQuota, overage: plan.overageAllowed });
 }
 
+/**
+ * The count without waiting for it, where it cannot refuse: with overage every unit is allowed, so the init
+ * is answered at once and its unit goes into the app's next counting statement (write-behind, issue 14:
+ * waiting for the statement's round trip left the event loop idle between batches and cost ~30 % of an
+ * invisible init's API CPU). Undefined without overage (or a lapsed subscription, which falls back to the
+ * free plan): then the count must be awaited (`countChallenge`), as it may refuse. A unit whose statement
+ * fails is kept and sent again (QUOTA_RETRY_MS later) until it lands; `flushQuotaCounts` sends what is
+ * pending before the database is closed. `used` is not known yet: 0.
+ */
+export function countChallengeNow(db: Database, app: App, now = new Date()): QuotaDecision | undefined {
+  const plan = effectivePlan(app, now);
+  if (!plan.overageAllowed) return undefined;
+  batcher(db).countBehind({ app: app.id, period: quotaPeriod(now), quota: plan.monthlyQuota, overage: true });
+  return COUNTED_BEHIND;
+}
+
+const COUNTED_BEHIND: QuotaDecision = Object.freeze({ allowed: true, used: 0 });
+
+/** After a failed statement, the units counted behind are sent again this much later. */
+export const QUOTA_RETRY_MS = 1000;
+
+/** Sends every count not yet written (write-behind) and waits for the statements in flight: before closing the database. */
+export async function flushQuotaCounts(db: Database): Promise<void> {
+  await batchers.get(db)?.drain(true);
+}
+
 /** One statement for one or more units: all of them counted, or (without overage) none, if they would not fit. */
 async function countUnits(db: Database, unit: Unit, units: number): Promise<number | undefined> {
   const guard = unit.overage ? sql`` : sql` where app_usage.challenges + ${units} <= ${unit.quota}`;
@@ -72,14 +98,25 @@ export const QUOTA_IN_FLIGHT = 2;
  * would not fit entirely (the last units of a month, or n above the quota for a new row) falls back to one
  * conditional statement per unit, so exactly as many are allowed as fit.
  */
+type Entry = {
+  unit: Unit;
+  waiting: Waiting[];
+  /** Units counted without a caller waiting (countChallengeNow): allowed already, to be written. */
+  behind: number;
+  inFlight: number;
+  scheduled: boolean;
+  /** A retry of failed write-behind units is due (a timer, not the next turn: the database may be gone). */
+  retry: ReturnType<typeof setTimeout> | undefined;
+};
+
 class QuotaBatcher {
   readonly #db: Database;
-  readonly #keys = new Map<
-    string,
-    { unit: Unit; waiting: Waiting[]; inFlight: number; scheduled: boolean }
-  >();
+  readonly #keys = new Map<string, Entry>();
+  #closing = false;
+  /** Counting statements in flight, for `drain`. */
+  readonly #settling = new Set<Promise<void>>();
   /** Counting statements sent and the counts they carried (the fallback's statements included). */
-  readonly stats = { statements: 0, counts: 0 };
+  readonly stats = { statements: 0, counts: 0, failedBehind: 0 };
 
   constructor(db: Database) {
     this.#db = db;
@@ -87,19 +124,54 @@ class QuotaBatcher {
 
   count(unit: Unit): Promise<QuotaDecision> {
     return new Promise((resolve, reject) => {
-      const key = `${unit.app}\n${unit.period}\n${unit.quota}\n${unit.overage}`;
-      let entry = this.#keys.get(key);
-      if (!entry) {
-        entry = { unit, waiting: [], inFlight: 0, scheduled: false };
-        this.#keys.set(key, entry);
-      }
+      const [key, entry] = this.#entry(unit);
       entry.waiting.push({ resolve, reject });
       this.#schedule(key, entry);
     });
   }
 
-  #schedule(key: string, entry: { waiting: Waiting[]; inFlight: number; scheduled: boolean }): void {
-    if (entry.inFlight >= QUOTA_IN_FLIGHT || entry.scheduled || entry.waiting.length === 0) return;
+  /** One unit that cannot be refused (overage), written with the next statement of its key; nobody waits. */
+  countBehind(unit: Unit): void {
+    const [key, entry] = this.#entry(unit);
+    entry.behind++;
+    this.#schedule(key, entry);
+  }
+
+  /**
+   * Sends what is pending now, and waits until nothing is pending or in flight (or a statement failed);
+   * `closing`: no retry is armed after it (the database is about to close; what failed is lost, and said).
+   */
+  async drain(closing = false): Promise<void> {
+    if (closing) this.#closing = true;
+    for (let round = 0; round < 100; round++) {
+      for (const [key, entry] of this.#keys) {
+        if (entry.retry) {
+          clearTimeout(entry.retry);
+          entry.retry = undefined;
+        }
+        this.#flush(key);
+      }
+      if (this.#settling.size === 0) return;
+      const failed = this.stats.failedBehind;
+      await Promise.allSettled([...this.#settling]);
+      // A statement failed: what it carried is kept for a retry, not sent again in a loop here.
+      if (this.stats.failedBehind !== failed) return;
+    }
+  }
+
+  #entry(unit: Unit): [string, Entry] {
+    const key = `${unit.app}\n${unit.period}\n${unit.quota}\n${unit.overage}`;
+    let entry = this.#keys.get(key);
+    if (!entry) {
+      entry = { unit, waiting: [], behind: 0, inFlight: 0, scheduled: false, retry: undefined };
+      this.#keys.set(key, entry);
+    }
+    return [key, entry];
+  }
+
+  #schedule(key: string, entry: Entry): void {
+    if (entry.inFlight >= QUOTA_IN_FLIGHT || entry.scheduled || entry.retry) return;
+    if (entry.waiting.length === 0 && entry.behind === 0) return;
     entry.scheduled = true;
     setImmediate(() => {
       entry.scheduled = false;
@@ -109,24 +181,46 @@ class QuotaBatcher {
 
   #flush(key: string): void {
     const entry = this.#keys.get(key);
-    if (!entry || entry.inFlight >= QUOTA_IN_FLIGHT || entry.waiting.length === 0) return;
-    const { unit, waiting } = entry;
+    if (!entry || entry.inFlight >= QUOTA_IN_FLIGHT) return;
+    if (entry.waiting.length === 0 && entry.behind === 0) return;
+    const { unit, waiting, behind } = entry;
     entry.waiting = [];
+    entry.behind = 0;
     entry.inFlight++;
-    this.#settle(unit, waiting)
+    const settling = this.#settle(unit, waiting, behind)
       .catch((error: unknown) => {
         for (const w of waiting) w.reject(error);
+        if (behind > 0) {
+          // Allowed already: kept and sent again later, so a database outage loses no billed unit.
+          this.stats.failedBehind += behind;
+          entry.behind += behind;
+          if (this.#closing) return;
+          entry.retry ??= setTimeout(() => {
+            entry.retry = undefined;
+            this.#schedule(key, entry);
+          }, QUOTA_RETRY_MS);
+          entry.retry.unref?.();
+        }
       })
       .finally(() => {
         entry.inFlight--;
+        this.#settling.delete(settling);
         // Nothing in flight or waiting: the key is forgotten (a month's or a plan's key never lingers).
-        if (entry.waiting.length === 0 && entry.inFlight === 0 && !entry.scheduled) this.#keys.delete(key);
-        else this.#schedule(key, entry);
+        if (
+          entry.waiting.length === 0 &&
+          entry.behind === 0 &&
+          entry.inFlight === 0 &&
+          !entry.scheduled &&
+          !entry.retry
+        ) {
+          this.#keys.delete(key);
+        } else this.#schedule(key, entry);
       });
+    this.#settling.add(settling);
   }
 
-  async #settle(unit: Unit, waiting: Waiting[]): Promise<void> {
-    const n = waiting.length;
+  async #settle(unit: Unit, waiting: Waiting[], behind: number): Promise<void> {
+    const n = waiting.length + behind;
     const count = (units: number) => {
       this.stats.statements++;
       this.stats.counts += units;
@@ -138,7 +232,7 @@ class QuotaBatcher {
       for (const [i, w] of waiting.entries()) w.resolve({ allowed: true, used: total - n + i + 1 });
       return;
     }
-    if (n === 1) {
+    if (waiting.length === 1) {
       waiting[0]!.resolve({ allowed: false, used: unit.quota });
       return;
     }

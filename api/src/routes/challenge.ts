@@ -16,20 +16,21 @@ export function challengeRoutes(router: Router, deps: Deps): void {
   });
   router.post('/v1/challenge/init', openCors, async function init(ctx) {
     const body = readBody(ctx, initBody);
+    // The parsed body is this request's own: completed in place rather than copied.
+    if (body.referer === undefined) {
+      const referer = ctx.get('Referer');
+      if (referer) body.referer = referer;
+    }
     ctx.body = success(
-      await initChallenge(
-        deps,
-        { ...body, referer: body.referer ?? (ctx.get('Referer') || undefined) },
-        {
-          ip: ctx.ip,
-          origin: ctx.get('Origin') || undefined,
-          userAgent: ctx.get('User-Agent'),
-          acceptLanguage: ctx.get('Accept-Language'),
-          secChUa: ctx.get('Sec-CH-UA'),
-          secChUaMobile: ctx.get('Sec-CH-UA-Mobile'),
-          secChUaPlatform: ctx.get('Sec-CH-UA-Platform'),
-        },
-      ),
+      await initChallenge(deps, body, {
+        ip: ctx.ip,
+        origin: ctx.get('Origin') || undefined,
+        userAgent: ctx.get('User-Agent'),
+        acceptLanguage: ctx.get('Accept-Language'),
+        secChUa: ctx.get('Sec-CH-UA'),
+        secChUaMobile: ctx.get('Sec-CH-UA-Mobile'),
+        secChUaPlatform: ctx.get('Sec-CH-UA-Platform'),
+      }),
     );
   });
   router.post('/v1/challenge/alternative', openCors, async function alternative(ctx) {
