@@ -1,7 +1,15 @@
 import type { Database } from '@gatehouse/core/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { passTokenClaims } from '../src/tokens/pass-token-claims.ts';
 import { validatePassToken } from '../src/tokens/pass-tokens.ts';
-import { databaseAvailable, mintLoginToken, startTestApi, type TestApi, verdictOf } from './harness.ts';
+import {
+  databaseAvailable,
+  mintLoginToken,
+  startTestApi,
+  TEST_DATABASE,
+  type TestApi,
+  verdictOf,
+} from './harness.ts';
 
 const run = await databaseAvailable();
 
@@ -16,18 +24,29 @@ describe.runIf(run)('validation cost by verdict', () => {
   let db: Database;
   beforeAll(async () => {
     api = await startTestApi();
-    const real = api.runtime.db;
+    // The API's own database object, its methods wrapped in place to record each call: the claim batcher is
+    // found by the object's identity (one per database, with its side pool on PostgreSQL), so a proxy would
+    // measure another batcher than the API's.
+    db = api.runtime.db;
     built = [];
-    db = new Proxy(real, {
-      get(target, key, receiver) {
-        const value = Reflect.get(target, key, receiver);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          built.push(String(key));
-          return value.apply(target, args);
-        };
-      },
-    });
+    const target = db as unknown as Record<string, unknown>;
+    for (const key of [
+      'select',
+      'selectDistinct',
+      'insert',
+      'update',
+      'delete',
+      'execute',
+      'with',
+      'transaction',
+    ]) {
+      const original = target[key];
+      if (typeof original !== 'function') continue;
+      target[key] = (...args: unknown[]) => {
+        built.push(key);
+        return original.apply(db, args);
+      };
+    }
   });
   afterAll(() => api?.close());
 
@@ -41,6 +60,8 @@ describe.runIf(run)('validation cost by verdict', () => {
     const { app, minted } = await token(created.appId);
     // The first validation on this database prepares the statement; measure from the second token on.
     expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, minted))).toBe('valid');
+    // On PostgreSQL the claim runs prepared on its own connections; elsewhere unnamed (pass-token-claims.ts).
+    expect(await passTokenClaims(db).mode()).toBe(TEST_DATABASE === 'postgres' ? 'prepared' : 'unnamed');
     const second = await token(created.appId);
 
     built.length = 0;
@@ -57,6 +78,14 @@ describe.runIf(run)('validation cost by verdict', () => {
     built.length = 0;
     expect(await verdictOf(validatePassToken(db, api.runtime.keys, app, forged))).toBe('token_not_found');
     expect(built).toEqual([]);
+
+    // The recorder sees what the database object builds: keep_token reads the row with a query of its own.
+    const third = await token(created.appId);
+    built.length = 0;
+    expect(
+      await verdictOf(validatePassToken(db, api.runtime.keys, app, third.minted, { keepToken: true })),
+    ).toBe('valid');
+    expect(built).toEqual(['select']);
   });
 
   it('a replay with the same idempotency key shortly after is the same verdict, still one statement', async () => {
