@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createCanvas } from '@napi-rs/canvas';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,7 +10,6 @@ import {
   verifyClick,
 } from './click.ts';
 import { seededRandom } from './random.ts';
-import { SHAPES, traceShape } from './shapes.ts';
 import { decode, hasSignature, jsonPart, luma } from './test-images.ts';
 
 const challenges: ClickChallenge[] = await Promise.all(
@@ -109,62 +107,6 @@ describe('generateClick', () => {
     expect(total).toBeGreaterThanOrEqual(15);
     expect(hit / total).toBeLessThanOrEqual(0.25);
   }, 120_000);
-
-  /** Share of targets a page-solvers.js click locator hits on the first 8 challenges (the offline figure). */
-  async function targetsHit(locator: 'clickShapes' | 'clickHoles'): Promise<{ hit: number; total: number }> {
-    type Locate = (input: unknown, o: unknown) => Array<{ x: number; y: number }>;
-    const page: { __adversary?: Record<string, Locate> } = {};
-    new Function(
-      'window',
-      readFileSync(new URL('../../../sdk/web/adversarial/page-solvers.js', import.meta.url), 'utf8'),
-    )(page);
-    const templates: Record<string, { radius: number; points: number[][] }> = {};
-    for (const shape of SHAPES) {
-      const c = createCanvas(48, 48);
-      const ctx = c.getContext('2d');
-      ctx.translate(24, 24);
-      ctx.beginPath();
-      traceShape(ctx, shape, 20);
-      ctx.fill();
-      const d = ctx.getImageData(0, 0, 48, 48).data;
-      const points: number[][] = [];
-      for (let i = 0; i < 48 * 48; i++)
-        if ((d[i * 4 + 3] as number) > 128) points.push([(i % 48) - 24, Math.floor(i / 48) - 24]);
-      templates[shape] = { radius: 20, points };
-    }
-    let hit = 0;
-    let total = 0;
-    for (const { view, answer } of challenges.slice(0, 8)) {
-      const [scene, strip] = await Promise.all([decode(view.image), decode(view.promptImage)]);
-      const px = (p: typeof scene) => ({ w: p.width, h: p.height, d: p.data });
-      const at = page.__adversary?.[locator]?.({ scene: px(scene), strip: px(strip) }, { templates }) ?? [];
-      answer.targets.forEach((t, i) => {
-        const c = at[i];
-        if (c && Math.hypot(c.x - t.x, c.y - t.y) <= t.r) hit++;
-        total++;
-      });
-    }
-    return { hit, total };
-  }
-
-  it("holds each target's shape twice, with and without a hole: the harness's shape locator (clickShapes) is left to a guess", async () => {
-    // clickShapes (page-solvers.js) segments the striped regions, fills their holes and labels them among
-    // the public shapes: on one symbol per shape it hit 214 of 216 targets (offline.ts, held-out seeds).
-    // A guess between the twins hits half; more than 70 % here means it tells them apart.
-    const { hit, total } = await targetsHit('clickShapes');
-    expect(total).toBeGreaterThanOrEqual(24);
-    expect(hit / total).toBeLessThanOrEqual(0.7);
-  }, 300_000);
-
-  it('does not stop the hole-aware upgrade (clickHoles): the twins are told apart by their holes', async () => {
-    // clickHoles looks where each shape's hole would be and compares the colours there with the stripes
-    // around it: 199 of 204 targets on held-out seeds (docs/adversarial.md, "Twins against a hole-aware
-    // script"). This pins that finding: a rendering that hides the hole from it fails here, and the
-    // docs' claim must change with it.
-    const { hit, total } = await targetsHit('clickHoles');
-    expect(total).toBeGreaterThanOrEqual(24);
-    expect(hit / total).toBeGreaterThan(0.85);
-  }, 300_000);
 
   it('keeps the answer small, for sealing', () => {
     for (const { answer } of challenges) expect(JSON.stringify(answer).length).toBeLessThan(200);

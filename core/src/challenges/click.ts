@@ -128,25 +128,15 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
   const ctx = canvas.getContext('2d');
   drawBackground(ctx, rng, { width: CLICK_WIDTH, height: CLICK_HEIGHT, detail });
 
-  // 1. Symbols: each target shape twice, once with a hole and once without (the prompt shows which),
-  //    plus distinct other shapes up to 8; colour and rotation random.
-  const targetCount = int(rng, 3, 4);
-  const picked = sample(rng, SHAPES, 8 - targetCount);
-  const symbols: Array<{ shape: Shape; hole: boolean; target: boolean }> = [];
-  picked.forEach((shape, i) => {
-    const hole = range(rng, 0, 1) < 0.5;
-    symbols.push({ shape, hole, target: i < targetCount });
-    if (i < targetCount) symbols.push({ shape, hole: !hole, target: false });
-  });
-  const shuffled = sample(rng, symbols, symbols.length);
-  const spots = layout(rng, shuffled.length);
-  shuffled.forEach(({ shape, hole }, i) => {
+  // 1. Symbols: distinct shapes, so "the star" is never ambiguous; colour and rotation random.
+  const shapes = sample(rng, SHAPES, int(rng, 6, 8));
+  const spots = layout(rng, shapes.length);
+  shapes.forEach((shape, i) => {
     const s = spots[i] as Placed;
     const full = detail === 'full';
     const look = full ? texturedLook(rng, s.r) : { fill: vividColour(rng) };
     drawSymbol(ctx, {
       shape,
-      hole,
       x: s.x,
       y: s.y,
       r: s.r,
@@ -162,9 +152,8 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
     addNoise(ctx, rng, CLICK_WIDTH, CLICK_HEIGHT, NOISE_AMPLITUDE);
   }
 
-  // 3. Targets: one of each twin pair, in random order, drawn as silhouettes at a fresh rotation.
-  const targets = shuffled.flatMap((sym, i) => (sym.target ? [i] : []));
-  const order = sample(rng, targets, targets.length);
+  // 3. Targets: 2–4 of the symbols, in random order, drawn as silhouettes at a fresh rotation.
+  const order = sample(rng, [...shapes.keys()], int(rng, 3, 4));
   const prompt = reusableCanvas('prompt', order.length * SLOT + (order.length - 1) * CHEVRON, SLOT);
   const pctx = prompt.getContext('2d');
   pctx.fillStyle = '#f4f4f4';
@@ -173,8 +162,7 @@ export async function generateClick(rng: Random, options: ClickOptions = {}): Pr
     const left = i * (SLOT + CHEVRON);
     if (i > 0) chevron(pctx, left - CHEVRON / 2, SLOT / 2);
     drawSymbol(pctx, {
-      shape: shuffled[idx]!.shape,
-      hole: shuffled[idx]!.hole,
+      shape: shapes[idx] as Shape,
       x: left + SLOT / 2,
       y: SLOT / 2,
       r: SLOT / 2 - 4,

@@ -56,25 +56,7 @@ export interface SymbolStyle {
   stripes?: { colour: string; angle: number; period: number; width: number };
   /** A broken outline (dash and gap lengths, px): no closed contour of one colour to trace. */
   dash?: number[];
-  /**
-   * A round hole through the symbol (click: a scene holds the same shape twice, with and without a hole,
-   * and the prompt shows which one): a silhouette with its holes filled cannot tell the two apart.
-   */
-  hole?: boolean;
 }
-
-/** Where each shape's hole goes (unit-scale centre and radius): inside its thickest part. */
-export const HOLES: Record<Shape, readonly [number, number, number]> = {
-  circle: [0, 0, 0.32],
-  triangle: [0, 0.1, 0.24],
-  square: [0, 0, 0.32],
-  pentagon: [0, 0, 0.32],
-  star: [0, 0, 0.22],
-  heart: [0, 0.05, 0.26],
-  arrow: [0.4, 0, 0.22],
-  cross: [0, 0, 0.22],
-  moon: [-0.6, 0, 0.18],
-};
 
 /** Random lighting and distortion for a scene symbol (see SymbolStyle). */
 export function symbolLook(rng: Random): Pick<SymbolStyle, 'light' | 'warp'> {
@@ -182,17 +164,11 @@ export function drawSymbol(ctx: SKRSContext2D, s: SymbolStyle): void {
   if (s.warp) ctx.transform(s.warp.sx, 0, s.warp.shear, s.warp.sy, 0, 0);
   ctx.beginPath();
   traceShape(ctx, s.shape, s.r);
-  if (s.hole) {
-    const [hx, hy, hr] = HOLES[s.shape];
-    ctx.moveTo((hx + hr) * s.r, hy * s.r);
-    ctx.arc(hx * s.r, hy * s.r, hr * s.r, 0, Math.PI * 2);
-  }
-  const rule = s.hole ? 'evenodd' : 'nonzero';
   ctx.fillStyle = s.fill;
-  ctx.fill(rule);
+  ctx.fill();
   if (s.stripes) {
     ctx.save();
-    ctx.clip(rule);
+    ctx.clip();
     ctx.rotate(s.stripes.angle);
     ctx.fillStyle = s.stripes.colour;
     const reach = s.r * 1.6;
@@ -207,7 +183,7 @@ export function drawSymbol(ctx: SKRSContext2D, s: SymbolStyle): void {
     g.addColorStop(0, `rgba(255, 255, 255, ${s.light.alpha.toFixed(2)})`);
     g.addColorStop(1, `rgba(0, 0, 0, ${s.light.alpha.toFixed(2)})`);
     ctx.fillStyle = g;
-    ctx.fill(rule);
+    ctx.fill();
   }
   if (s.dash) ctx.setLineDash(s.dash);
   ctx.lineJoin = 'round';
