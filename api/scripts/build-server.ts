@@ -56,6 +56,27 @@ const externals: Plugin = {
   },
 };
 
+/**
+ * `node:http` (or `http`) as CommonJS wherever it is imported: an ES import of a built-in module reads every
+ * export, and node:http's WebSocket, CloseEvent and MessageEvent are lazy getters that load undici, Node's
+ * fetch: ~13 MiB resident (2.3 MiB of heap) in every API process, which never uses it (issue 14; @koa/router's
+ * ES build and core/src/http/listen.ts import it). `require` is the bundle's own (the banner's createRequire).
+ */
+const commonJsHttp: Plugin = {
+  name: 'commonjs-http',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.namespace === 'commonjs-http'
+        ? { path: 'node:http', external: true }
+        : { path: 'node:http', namespace: 'commonjs-http' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'commonjs-http' }, () => ({
+      contents: `module.exports = require('node:http');`,
+      loader: 'js',
+    }));
+  },
+};
+
 /** Stands for the bundle's own `import.meta.url` while the module's are rewritten. */
 const BUNDLE_URL = '__gatehouse_bundle_url__';
 
@@ -127,7 +148,7 @@ export async function buildServer(outdir = DIST, extraEntries: Record<string, st
         'const __gatehouseDirOf = (url) => __gatehouseDirname(__gatehouseFileOf(url));',
       ].join('\n'),
     },
-    plugins: [externals, sourceLocations(outdir, entryFiles)],
+    plugins: [commonJsHttp, externals, sourceLocations(outdir, entryFiles)],
   });
   for (const file of result.outputFiles) {
     writeFileSync(file.path, file.path.endsWith('.js') ? asciiOnly(file.text) : file.contents);
