@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { join, relative, resolve } from 'node:path';
 import postgres from 'postgres';
 import { Child } from './child.ts';
-import { dockerfileNodeFlags } from './node-flags.ts';
+import { dockerfileAllocatorEnv, dockerfileNodeFlags } from './node-flags.ts';
 
 /** What an A/B script compares: side A, the API at `base`; side B, the working tree's; both bundled. */
 export interface AbSidesOptions {
@@ -107,7 +107,10 @@ export async function prepareAbSides(options: AbSidesOptions): Promise<AbSides> 
   };
 }
 
-/** Per side, Node flags (default api/Dockerfile's) and environment added to the sides' own. */
+/**
+ * Per side, Node flags (default api/Dockerfile's) and environment added to the sides' own, which include
+ * api/Dockerfile's allocator (`LD_PRELOAD=` in a side's environment for glibc's malloc).
+ */
 export interface SideSettings {
   flags?: { a?: string[] | undefined; b?: string[] | undefined };
   env?: { a?: Record<string, string>; b?: Record<string, string> };
@@ -123,7 +126,7 @@ export async function startSides(sides: AbSides, settings: SideSettings = {}) {
   const start = (side: 'a' | 'b') =>
     Child.start(
       sides.child(side),
-      { ...sides.env, ...settings.env?.[side] },
+      { ...sides.env, ...dockerfileAllocatorEnv().env, ...settings.env?.[side] },
       settings.flags?.[side] ?? dockerfileNodeFlags(),
     );
   const servers = { A: await start('a'), B: await start('b') };

@@ -15,8 +15,8 @@ import type { CreatedApp } from './protocol.ts';
  * there). Peak RSS is sampled every 100 ms; the same two processes serve every round, as in the bench.
  *   npx node api/bench/memory-ab.ts [--base HEAD] [--rounds 4] [--seconds 4] [--rate 2000]
  *     [--a-env K=V;K=V] [--b-env ...] [--a-flags='<node flags>'] [--b-flags=...] [--core]
- * Both sides get api/Dockerfile's flags unless told otherwise; `--b-env LD_PRELOAD=libjemalloc.so.2` compared
- * an allocator (docs/decisions.md). `--core`: side A bundles the revision's core/ too.
+ * Both sides run with api/Dockerfile's flags and allocator unless told otherwise (`--a-env LD_PRELOAD=` runs A
+ * on glibc's malloc: how jemalloc was compared, docs/decisions.md). `--core`: A bundles the revision's core/.
  */
 const { values: flags } = parseArgs({
   options: {

@@ -22,7 +22,7 @@ import {
   type Segment,
   warmUp,
 } from './load.ts';
-import { dockerfileNodeFlags } from './node-flags.ts';
+import { benchApiEnv, dockerfileNodeFlags } from './node-flags.ts';
 import { pool } from './pool.ts';
 import type { CreatedApp, LoopWatch, Outcomes, ProfileSummary, SolvedChallenges } from './protocol.ts';
 import {
@@ -76,6 +76,8 @@ import {
  *   BENCH_REDIS_URL (else TEST_REDIS_URL, else redis://127.0.0.1:6379)
  *   BENCH_LOG_LEVEL    the API's LOG_LEVEL (info, as deployed; its output goes to /dev/null)
  *   BENCH_API_NODE_FLAGS  the measured API process's Node flags instead of api/Dockerfile's
+ *   BENCH_API_ENV      its allocator environment instead of api/Dockerfile's (NAME=value ...;
+ *                      `BENCH_API_ENV=LD_PRELOAD=` for glibc's malloc)
  */
 const REPO = resolve(import.meta.dirname, '../..');
 const DOCS = join(REPO, 'docs/benchmarks.md');
@@ -87,6 +89,8 @@ const TARGET_RATIO = 0.5;
  */
 const API_NODE_FLAGS =
   process.env.BENCH_API_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? dockerfileNodeFlags();
+/** The measured API process's allocator: api/Dockerfile's (jemalloc), or BENCH_API_ENV's (node-flags.ts). */
+const API_ENV = benchApiEnv();
 /**
  * The API child (relative to this folder): bundled by the build the container runs (api/Dockerfile), with
  * the bench's commands as one more entry, so the process measured runs what ships; `--sources` for the
@@ -406,7 +410,7 @@ const apiCaseNames = (label: string) =>
 async function apiCases(label: string, apiEnv: Record<string, string>, parties: Parties): Promise<void> {
   if (!selected(label) || !apiCaseNames(label).some((name) => wanted(name))) return;
   section(`API on ${label}`);
-  const api = await Child.start(API_CHILD, apiEnv, API_NODE_FLAGS);
+  const api = await Child.start(API_CHILD, { ...apiEnv, ...API_ENV.env }, API_NODE_FLAGS);
   // On PostgreSQL the tokens and challenges are prepared by a second API process on the same database (same
   // keys), so the measured process's memory holds what serving costs, not the bench's prepared items. PGlite
   // lives inside the API process: there it prepares them itself.
@@ -810,7 +814,7 @@ async function redisIssueCase(
   parties: Parties,
 ): Promise<void> {
   section(`API on ${label}`);
-  const api = await Child.start(API_CHILD, apiEnv, API_NODE_FLAGS);
+  const api = await Child.start(API_CHILD, { ...apiEnv, ...API_ENV.env }, API_NODE_FLAGS);
   try {
     const app = await api.call<CreatedApp>({ type: 'create-app', plan: 'enterprise' });
     await issueCase(label, api, { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret }, parties);
@@ -1008,6 +1012,7 @@ async function main(): Promise<void> {
     `Gatehouse bench: ${options.durationSeconds} s per case, ${options.connections} connections, ` +
       `${options.warmupSeconds} s warm-up${options.profile ? ', profiling' : ''}${options.peers ? ', peers' : ''}`,
   );
+  console.log(API_ENV.note);
 
   section('bare Koa (baseline)');
   await baselineCase('bare Koa, JSON answer', 'bare Koa', {}, {});
@@ -1106,6 +1111,7 @@ async function main(): Promise<void> {
         ? 'API from its TypeScript sources (--sources)'
         : 'API bundled as the container runs it (api/scripts/build-server.ts)') +
       `, API node flags ${API_NODE_FLAGS.join(' ') || 'none'}` +
+      `, ${API_ENV.note}` +
       (options.peers ? ', peers in one child process with a postgres.js pool of 10' : '') +
       (options.profile ? ', profiler on for the profiled runs' : ''),
   };
