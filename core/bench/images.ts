@@ -11,7 +11,6 @@
  * per kind into docs/images/, composed as the widget shows them; `--json` writes the figures for the
  * benchmark report (`npm run bench:report`).
  */
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -210,6 +209,5 @@ if (values['write-docs']) {
   if (from < 0 || to < from) throw new Error('docs/challenges.md lacks the bench markers');
   writeFileSync(docs, `${text.slice(0, from + start.length)}\n${note}\n\n${table}\n${text.slice(to)}`);
   // The repository lints Markdown too: let biome lay out the new table.
-  execFileSync(new URL('node_modules/.bin/biome', root).pathname, ['format', '--write', docs.pathname]);
   console.log('updated docs/challenges.md');
 }
