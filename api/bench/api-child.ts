@@ -7,7 +7,6 @@ import { appSettings } from '../src/apps/settings.ts';
 import { bootstrap } from '../src/bootstrap.ts';
 import { initChallenge } from '../src/challenges/init.ts';
 import { loadConfig } from '../src/config.ts';
-import { plainJsonBodies } from '../src/json-bodies.ts';
 import { passTokenClaims } from '../src/tokens/pass-token-claims.ts';
 import { mintPassToken, validatePassToken } from '../src/tokens/pass-tokens.ts';
 import { serveCommands } from './child-ipc.ts';
@@ -16,12 +15,12 @@ import type { Command, CreatedApp, LoopWatch, Ready, SolvedChallenges } from './
 
 /**
  * Bench child: the real API, built as `src/server.ts` builds it (configuration from the environment,
- * bootstrap, createApp with plainJsonBodies, listen), plus the bench's commands to create apps and mint
+ * bootstrap, createApp, listen), plus the bench's commands to create apps and mint
  * tokens with the API's own runtime. PGlite lives inside this process, so there the tokens can only be minted
  * here; on PostgreSQL the bench starts a second one of these on the same database to prepare them (run.ts).
  */
 const runtime = await bootstrap(loadConfig());
-const server = plainJsonBodies(createApp(runtime)).listen(0, '127.0.0.1');
+const server = createApp(runtime).listen(0, '127.0.0.1');
 await once(server, 'listening');
 
 /** Signals of an ordinary browser, as the widget sends them. */

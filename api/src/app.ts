@@ -10,6 +10,7 @@ import { consoleRoutes } from './console/routes.ts';
 import { DatabaseHealth, databaseErrors } from './database-health.ts';
 import type { Deps } from './deps.ts';
 import { internalEndpoints } from './internal-endpoints.ts';
+import { plainJsonBodies } from './json-bodies.ts';
 import { labelledChildren } from './metrics.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { challengeRoutes } from './routes/challenge.ts';
@@ -92,23 +93,49 @@ export function createApp(deps: Deps): Koa {
     }),
   );
   app.use(usageObserver(deps.usage));
-  app.use(exactRoute(router, 'POST', '/v1/challenge/init'));
+  app.use(exactRoutes(router, EXACT_ROUTES));
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.silent = true;
   routers.set(app, router);
-  return app;
+  // Plain JSON bodies sent without Koa's Response/Blob tests, which load undici (json-bodies.ts): every
+  // app built here, whoever listens (server.ts, the bench's API child, tests).
+  return plainJsonBodies(app);
 }
 
 /**
- * The one route at `method` `path`, run without the router's per-request work (issue 14: matching the path
- * against all ~40 routes, building and composing the matched layers' chain, their captures and params, ~3 %
- * of an invisible init): the context gets what the router would set (matched layers, route name, empty
- * params and captures) and the route's own middleware. Checked when built: exactly one layer matches, with
- * no parameters and no router-level middleware beside it, or createApp throws (a route added or changed
- * there must be looked at here).
+ * The routes whose requests are most of the load, run without the router's per-request work (issue 14:
+ * matching the path against all ~40 routes, building and composing the matched layers' chain, their
+ * captures and params, ~3 % of an invisible init): the API's first request of every visitor (the init)
+ * and the integrator's call (validate). One look-up by path and method; the context gets what the router
+ * would set (matched layers, route name, empty params and captures) and the route's own middleware.
+ * Checked when built: each is exactly one layer, with no parameters and no router-level middleware beside
+ * it, or createApp throws (a route added or changed there must be looked at here).
  */
-function exactRoute(router: Router, method: string, path: string): Koa.Middleware {
+export const EXACT_ROUTES: readonly (readonly [method: string, path: string])[] = [
+  ['POST', '/v1/challenge/init'],
+  ['POST', '/v1/validate'],
+];
+
+export function exactRoutes(router: Router, routes: typeof EXACT_ROUTES): Koa.Middleware {
+  type Lane = { method: string; run: (ctx: Koa.Context, next: Koa.Next) => Promise<unknown> };
+  const lanes = new Map<string, Lane>();
+  for (const [method, path] of routes) {
+    if (lanes.has(path)) throw new Error(`${path}: one exact route per path`);
+    lanes.set(path, { method, run: exactLane(router, method, path) });
+  }
+  return function exactRoutes(ctx, next) {
+    const lane = lanes.get(ctx.path);
+    if (lane === undefined || ctx.method !== lane.method) return next();
+    return lane.run(ctx, next);
+  };
+}
+
+function exactLane(
+  router: Router,
+  method: string,
+  path: string,
+): (ctx: Koa.Context, next: Koa.Next) => Promise<unknown> {
   const matched = router.match(path, method);
   const layers = matched.pathAndMethod;
   const layer = layers[0];
@@ -126,8 +153,7 @@ function exactRoute(router: Router, method: string, path: string): Koa.Middlewar
       return Promise.reject(error);
     }
   };
-  return function exactRoute(ctx, next) {
-    if (ctx.method !== method || ctx.path !== path) return next();
+  return (ctx, next) => {
     const routed = ctx as Koa.Context & Record<string, unknown>;
     routed.router = router;
     routed.routeMatched = true;

@@ -40,9 +40,11 @@ export function plainJsonBodies(app: Koa): Koa {
       if (!this.type || !/\bjson\b/i.test(this.type)) this.type = 'json';
     },
   });
-  app.middleware.unshift(async function jsonText(ctx, next) {
-    await next();
-    if (ctx.respond !== false && isPlainJson(ctx.body)) ctx.body = JSON.stringify(ctx.body);
+  // A handler on next()'s promise rather than an async frame per request (issue 14).
+  app.middleware.unshift(function jsonText(ctx, next) {
+    return next().then(() => {
+      if (ctx.respond !== false && isPlainJson(ctx.body)) ctx.body = JSON.stringify(ctx.body);
+    });
   });
   return app;
 }

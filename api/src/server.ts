@@ -6,7 +6,6 @@ import { internalListener, listenHttp } from '@gatehouse/core/http';
 import { createApp } from './app.ts';
 import { bootstrap, type Runtime } from './bootstrap.ts';
 import { type Config, loadConfig } from './config.ts';
-import { plainJsonBodies } from './json-bodies.ts';
 import { purgeExpired } from './retention.ts';
 import { writeServerFile } from './server-file.ts';
 
@@ -24,7 +23,7 @@ export interface ApiServer {
 /** Starts the main API: dependencies, listening, periodic clean-up. `start.ts` and the entry below use it. */
 export async function startApiServer(config: Config): Promise<ApiServer> {
   const runtime = await bootstrap(config);
-  const callback = plainJsonBodies(createApp(runtime)).callback();
+  const callback = createApp(runtime).callback();
   let server: Server;
   let internal: Server | undefined;
   try {

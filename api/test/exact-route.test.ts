@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, routerOf } from '../src/app.ts';
+import { createApp, exactRoutes, routerOf } from '../src/app.ts';
 import { databaseAvailable, postJson, startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
 
 /*
- * POST /v1/challenge/init is run without the router's per-request matching (app.ts, exactRoute, issue 14):
+ * POST /v1/challenge/init and POST /v1/validate are run without the router's per-request matching (app.ts, exactRoute, issue 14):
  * the router is not asked, and the request is answered, labelled and observed as the router would have.
  */
 const run = await databaseAvailable();
@@ -71,6 +71,48 @@ describe.runIf(run)(`the challenge init route without the router's matching (${T
     expect(refused.status).toBe(401);
     expect(refused.body).toMatchObject({ code: -1, error: 'invalid_app_key' });
     expect(matches).toEqual([]);
+  });
+
+  it('answers a validation without asking the router: a verdict, a refused key, the same routing fields', async () => {
+    const { appKey, appSecret } = await api.createApp({ test_mode: true });
+    const credentials = { 'X-App-Key': appKey, 'X-App-Secret': appSecret };
+    matches.length = 0;
+    const forged = 'pt_forgedforgedforgedforgedforged.forged';
+    const res = await postJson(`${url}/v1/validate`, { pass_token: forged }, credentials);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ valid: false, error: 'token_not_found' });
+    expect(matches).toEqual([]);
+    expect(seen).toEqual({
+      matchedRoute: '/v1/validate',
+      params: {},
+      requestParams: {},
+      captures: [],
+      routerPath: '/v1/validate',
+      router: true,
+      matched: ['/v1/validate'],
+    });
+    // Its authentication runs in the lane: a wrong secret, an unknown key.
+    const wrong = await postJson(
+      `${url}/v1/validate`,
+      { pass_token: forged },
+      { ...credentials, 'X-App-Secret': 'sk_no' },
+    );
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toMatchObject({ error: 'invalid_app_secret' });
+    const unknown = await postJson(
+      `${url}/v1/validate`,
+      { pass_token: forged },
+      { 'X-App-Key': 'ak_unknown' },
+    );
+    expect(unknown.body).toMatchObject({ error: 'invalid_app_key' });
+    expect(matches).toEqual([]);
+  });
+
+  it('createApp refuses an exact route that is not one parameterless layer', () => {
+    const router = routerOf(createApp(api.runtime))!;
+    expect(() => exactRoutes(router, [['POST', '/v1/challenge/init']])).not.toThrow();
+    expect(() => exactRoutes(router, [['GET', '/v1/challenge/init']])).toThrow(/not a single route/);
+    expect(() => exactRoutes(router, [['GET', '/admin/v1/apps/:appKey']])).toThrow(/not a single route/);
   });
 
   it('every other route is still the router’s: submit, a trailing slash, another method', async () => {

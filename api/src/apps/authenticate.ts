@@ -1,6 +1,6 @@
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
-import type { Middleware } from 'koa';
+import type { Middleware, Next } from 'koa';
 import type { AppRepository } from './repository.ts';
 import { verifyAppSecret } from './secrets.ts';
 
@@ -10,15 +10,26 @@ import { verifyAppSecret } from './secrets.ts';
  * Puts the app on `ctx.state.app`.
  */
 export function authenticateApp(apps: AppRepository): Middleware<{ app: App }> {
-  return async function authenticateApp(ctx, next) {
-    const appKey = ctx.get('X-App-Key');
-    const secret = ctx.get('X-App-Secret');
-    if (!appKey || appKey.length > 128) throw new GatehouseError('invalid_app_key');
-    const app = await apps.findByKey(appKey);
+  const admit = (
+    ctx: Parameters<Middleware<{ app: App }>>[0],
+    next: Next,
+    app: App | null,
+    secret: string,
+  ) => {
     if (!app) throw new GatehouseError('invalid_app_key');
     if (!secret || !verifyAppSecret(app, secret)) throw new GatehouseError('invalid_app_secret');
     if (app.disabledAt) throw new GatehouseError('app_disabled');
     ctx.state.app = app;
-    await next();
+    return next();
+  };
+  // Not async: an app the repository has cached is admitted at once (no promise, no frame; issue 14), and
+  // a throw is a rejection to whoever runs it (koa-compose, the exact-route lane).
+  return function authenticateApp(ctx, next) {
+    const appKey = ctx.get('X-App-Key');
+    const secret = ctx.get('X-App-Secret');
+    if (!appKey || appKey.length > 128) throw new GatehouseError('invalid_app_key');
+    const cached = apps.cachedByKey(appKey);
+    if (cached !== undefined) return admit(ctx, next, cached, secret);
+    return apps.findByKey(appKey).then((app) => admit(ctx, next, app, secret));
   };
 }

@@ -23,7 +23,10 @@ export interface UsageHour {
 export class UsageRollup {
   readonly #db: Database;
   readonly #logger: Logger;
-  #pending = new Map<string, number>();
+  /** Counts not yet written: hour (ISO) -> app key -> metric -> count. */
+  #pending: Pending = new Map();
+  /** The current hour's map of apps in `#pending`, or undefined until its first event. */
+  #current: Map<string, Map<string, number>> | undefined;
   /** The current hour's start (ms) and its ISO form: one Date and toISOString per hour, not per event (issue 14). */
   #hourStart = Number.NaN;
   #hourIso = '';
@@ -44,9 +47,19 @@ export class UsageRollup {
       const hour = hourOf(new Date(now));
       this.#hourStart = hour.getTime();
       this.#hourIso = hour.toISOString();
+      this.#current = undefined;
     }
-    const key = `${appKey}\n${this.#hourIso}\n${metric}`;
-    this.#pending.set(key, (this.#pending.get(key) ?? 0) + count);
+    // Nested maps rather than a key string joined per event (issue 14: two events per validation).
+    let apps = this.#current;
+    if (!apps) {
+      apps = this.#pending.get(this.#hourIso);
+      if (!apps) {
+        apps = new Map();
+        this.#pending.set(this.#hourIso, apps);
+      }
+      this.#current = apps;
+    }
+    add(apps, appKey, metric, count);
   }
 
   /** Adds the counts held in memory to the table; concurrent calls share one flush. */
@@ -61,10 +74,13 @@ export class UsageRollup {
     if (this.#pending.size === 0) return;
     const batch = this.#pending;
     this.#pending = new Map();
-    const rows = [...batch].map(([key, count]) => {
-      const [appKey, hour, metric] = key.split('\n') as [string, string, string];
-      return { appKey, hour: new Date(hour), metric, count };
-    });
+    this.#current = undefined;
+    const rows: { appKey: string; hour: Date; metric: string; count: number }[] = [];
+    for (const [hour, apps] of batch) {
+      for (const [appKey, metrics] of apps) {
+        for (const [metric, count] of metrics) rows.push({ appKey, hour: new Date(hour), metric, count });
+      }
+    }
     try {
       for (let i = 0; i < rows.length; i += BATCH) {
         await this.#db
@@ -77,7 +93,16 @@ export class UsageRollup {
       }
     } catch (err) {
       // Kept for the next flush: the console's numbers lag, but nothing is lost while the database is back soon.
-      for (const [key, count] of batch) this.#pending.set(key, (this.#pending.get(key) ?? 0) + count);
+      for (const { appKey, hour, metric, count } of rows) {
+        const iso = hour.toISOString();
+        let apps = this.#pending.get(iso);
+        if (!apps) {
+          apps = new Map();
+          this.#pending.set(iso, apps);
+          if (iso === this.#hourIso) this.#current = apps;
+        }
+        add(apps, appKey, metric, count);
+      }
       // A lost database is logged once, by the requests and probes that meet it (database-health.ts).
       if (!isDatabaseUnavailable(err)) {
         this.#logger.warn({ err }, 'usage rollup flush failed; retrying with the next one');
@@ -106,6 +131,17 @@ export class UsageRollup {
     clearInterval(this.#timer);
     await this.flush();
   }
+}
+
+type Pending = Map<string, Map<string, Map<string, number>>>;
+
+function add(apps: Map<string, Map<string, number>>, appKey: string, metric: string, count: number): void {
+  let metrics = apps.get(appKey);
+  if (!metrics) {
+    metrics = new Map();
+    apps.set(appKey, metrics);
+  }
+  metrics.set(metric, (metrics.get(metric) ?? 0) + count);
 }
 
 function hourOf(date: Date): Date {

@@ -91,7 +91,18 @@ function actionMismatch(action: string | undefined): GatehouseError {
 /** POST /v1/validate: parse, authenticate, check the token, answer. */
 export function validateRoutes(router: Router, deps: Deps): void {
   const validations = labelledChildren((v) => deps.metrics.validations.labels(v));
-  const count = (kind: string, outcome: string) => validations({ kind, outcome }).inc();
+  // The counter per token kind (a handful: tokenKind's or 'unknown') and outcome, found without a labels
+  // object and a key string per validation (issue 14).
+  const counters = new Map<string, { valid?: { inc(): void }; invalid?: { inc(): void } }>();
+  const count = (kind: string, outcome: 'valid' | 'invalid') => {
+    let byOutcome = counters.get(kind);
+    if (!byOutcome) {
+      byOutcome = {};
+      counters.set(kind, byOutcome);
+    }
+    byOutcome[outcome] ??= validations({ kind, outcome });
+    byOutcome[outcome].inc();
+  };
   router.post('/v1/validate', authenticateApp(deps.apps), async function validate(ctx) {
     const body = readBody(ctx, validateBody);
     const app = ctx.state.app as App;

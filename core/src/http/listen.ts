@@ -1,6 +1,13 @@
 import { once } from 'node:events';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import { z } from 'zod';
+
+/*
+ * node:http as Node's CommonJS module, not an ES import: the ES namespace reads every export, WebSocket's
+ * lazy getter included, which loads undici (Node's fetch, ~13 MiB resident) in a process that never uses it
+ * (issue 14; the API's bundle also takes node:http as CommonJS, api/scripts/build-server.ts).
+ */
+const { createServer } = process.getBuiltinModule('node:http');
 
 /**
  * Our own limits on every public listener (main API and standby), instead of Node's defaults, which let a

@@ -23,10 +23,13 @@ export { PREFIX } from './prefix.ts';
 
 export type TokenKind = keyof typeof PREFIX;
 
+const KINDS = Object.entries(PREFIX) as [TokenKind, string][];
+
 /** Which kind of token a string claims to be, by prefix only (nothing is verified). */
 export function tokenKind(token: string): TokenKind | null {
-  for (const [kind, prefix] of Object.entries(PREFIX)) {
-    if (token.startsWith(prefix)) return kind as TokenKind;
+  // The prefixes listed once, not an array of pairs built per call (issue 14: twice per validation).
+  for (const [kind, prefix] of KINDS) {
+    if (token.startsWith(prefix)) return kind;
   }
   return null;
 }
