@@ -14,12 +14,13 @@ import type { CreatedApp } from './protocol.ts';
  * validations a second (answers over the wall time around the run, which autocannon with `amount` ends on
  * its 1 s tick: coarse, compare the CPU figures), and each side's replay ÷ fresh throughput.
  *   npx node api/bench/ab-validate.ts --base <rev> [--take <rev>:<path> ...] [--rounds 4] [--fresh 10000]
- *     [--replays 20000]
+ *     [--replays 20000] [--core]
  * `--take` puts a file of another revision into A (as `git show <rev>:<path>`): a change measured alone
  * on a base whose other files keep up with the working tree's core, e.g. `--base HEAD --take
  * ef8c1b8:api/src/tokens/pass-tokens.ts --take ef8c1b8:api/src/tokens/pass-token-claims.ts`.
  * Only `api/` is taken from the revision (its tests left out); `@gatehouse/core` is the working tree's for
- * both. TEST_POSTGRES_URL (else postgres://postgres@127.0.0.1:5432/postgres).
+ * both, unless `--core`: then side A bundles the revision's `core/` too, so a change in core/ is measured on
+ * B alone (as ab-init.ts does). TEST_POSTGRES_URL (else postgres://postgres@127.0.0.1:5432/postgres).
  */
 const { values: flags } = parseArgs({
   options: {
@@ -28,12 +29,18 @@ const { values: flags } = parseArgs({
     fresh: { type: 'string', default: '10000' },
     replays: { type: 'string', default: '20000' },
     take: { type: 'string', multiple: true, default: [] },
+    core: { type: 'boolean', default: false },
   },
 });
 const ROUNDS = Number(flags.rounds);
 const FRESH = Number(flags.fresh);
 const REPLAYS = Number(flags.replays);
-const sides = await prepareAbSides({ base: flags.base!, prefix: 'abv', take: flags.take ?? [] });
+const sides = await prepareAbSides({
+  base: flags.base!,
+  prefix: 'abv',
+  take: flags.take ?? [],
+  ...(flags.core ? { workspaces: { core: 'core' } } : {}),
+});
 const name = sides.database.name;
 try {
   const { prep, servers } = await startSides(sides);
