@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { prepareAbSides, startSides } from './ab-sides.ts';
+import { prepareAbSides, printAbFigures, startSides } from './ab-sides.ts';
 import { measure } from './load.ts';
 import type { CreatedApp } from './protocol.ts';
 
@@ -68,19 +68,7 @@ try {
       );
     }
   }
-  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
-  for (const [what, { A, B }] of Object.entries(figures)) {
-    const rounds = A.map((a, i) => (B[i]! / a).toFixed(2)).join(' ');
-    const lower = A.filter((a, i) => B[i]! < a).length;
-    console.log(
-      `${what}: A ${median(A)}, B ${median(B)} (medians), B/A ${(median(B) / median(A)).toFixed(2)}; by round ${rounds} (B lower in ${lower}/${A.length})`,
-    );
-  }
-  console.log(
-    `load average after ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  printAbFigures(figures);
 } finally {
   await sides.close();
 }

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import postgres from 'postgres';
 import { Child } from './child.ts';
@@ -132,4 +133,32 @@ export async function startSides(sides: AbSides, settings: SideSettings = {}) {
   const servers = { A: await start('a'), B: await start('b') };
   sides.children.push(servers.A, servers.B);
   return { prep, servers };
+}
+
+/** The median of a round's figures (the upper middle for an even count). */
+export const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+
+/**
+ * Prints each figure's A and B medians, B/A, B/A by round and in how many rounds B was lower, then the load
+ * average: one line per figure, the form every A/B script's report takes. `unit` follows each median.
+ */
+export function printAbFigures(figures: Record<string, { A: number[]; B: number[] }>, unit = ''): void {
+  for (const [what, { A, B }] of Object.entries(figures)) {
+    const rounds = A.map((a, i) => (B[i]! / a).toFixed(2)).join(' ');
+    const lower = A.filter((a, i) => B[i]! < a).length;
+    console.log(
+      `${what}: A ${median(A)}${unit}, B ${median(B)}${unit} (medians), B/A ${(median(B) / median(A)).toFixed(2)}; ` +
+        `by round ${rounds} (B lower in ${lower}/${A.length})`,
+    );
+  }
+  printLoadAverage();
+}
+
+/** The machine's load average at the end of a run: how much the figures above were shared with. */
+export function printLoadAverage(): void {
+  console.log(
+    `load average after ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }

@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { prepareAbSides, startSides } from './ab-sides.ts';
+import { prepareAbSides, printAbFigures, startSides } from './ab-sides.ts';
 import type { Child } from './child.ts';
 import { measure } from './load.ts';
 import { pool } from './pool.ts';
@@ -109,18 +109,7 @@ try {
       );
     }
   }
-  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
-  for (const [what, { A, B }] of Object.entries(figures)) {
-    console.log(
-      `${what}: A ${median(A)}, B ${median(B)} (medians), B/A ${(median(B) / median(A)).toFixed(2)}; ` +
-        `A ${A.join(' ')}; B ${B.join(' ')}`,
-    );
-  }
-  console.log(
-    `load average after ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  printAbFigures(figures);
 } finally {
   await sides.close();
 }

@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { prepareAbSides, startSides } from './ab-sides.ts';
+import { median, prepareAbSides, printLoadAverage, startSides } from './ab-sides.ts';
 import type { Child } from './child.ts';
 import { type Measurement, measure } from './load.ts';
 import { memoryMap, rssMiB } from './memory.ts';
@@ -43,7 +43,6 @@ const envOf = (given: string | undefined): Record<string, string> =>
       .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
   );
 const flagsOf = (given: string | undefined) => given?.split(/\s+/).filter(Boolean);
-const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
 const sides = await prepareAbSides({
   base: flags.base!,
   prefix: 'memab',
@@ -144,11 +143,7 @@ try {
           .join(', ')}`,
       );
   }
-  console.log(
-    `load average after ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  printLoadAverage();
 } finally {
   await sides.close();
 }
