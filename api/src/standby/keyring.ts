@@ -9,6 +9,18 @@ import type { KeyLookup, StandbyKeyEntry, StandbyKeyStatus } from '@gatehouse/co
 import type { TokenKeys } from '@gatehouse/core/tokens';
 import { and, asc, eq, inArray } from 'drizzle-orm';
 
+/**
+ * A new key id: 9 random bytes in base64url, never starting with '-'. One in 64 did, and
+ * `gatehouse standby-key revoke -Y…` then read the id as an unknown option: that key could not be revoked
+ * from the CLI (found by a CI rehearsal).
+ */
+export function newKid(random: (bytes: number) => string = randomId): string {
+  for (;;) {
+    const kid = random(9);
+    if (!kid.startsWith('-')) return kid;
+  }
+}
+
 /** What the admin API and `gatehouse standby-key list` show: never the key itself. */
 export interface StandbyKeyInfo {
   kid: string;
@@ -123,7 +135,7 @@ export class StandbyKeyring implements KeyLookup {
   }
 
   async #create(region: string): Promise<StandbyKeyRow> {
-    const kid = randomId(9);
+    const kid = newKid();
     const [row] = await this.#db
       .insert(standbyKeys)
       .values({
