@@ -649,33 +649,8 @@
    * rotations of `a` and scales around the one that equalises their areas. Each pixel of the grid is
    * mapped back into `a`'s bitmap (so a scaled-up shape has no gaps).
    */
-  function bestIoU(a, B, { rotations = 36, scales = [0.92, 1, 1.08] } = {}) {
-    const A = a.bitmap ?? bitmap(a);
-    const base = Math.sqrt(B.n / A.n);
-    const side = 2 * R + 1;
-    let best = 0;
-    for (let r = 0; r < rotations; r++) {
-      const ang = (r / rotations) * Math.PI * 2;
-      const cos = Math.cos(ang);
-      const sin = Math.sin(ang);
-      for (const sc of scales) {
-        const k = base * sc;
-        let inter = 0;
-        let n = 0;
-        for (let v = -R; v <= R; v++)
-          for (let u = -R; u <= R; u++) {
-            // Turned back by -ang and scaled down by k: the pixel of `a` that lands here.
-            const x = Math.round((cos * u + sin * v) / k) + R;
-            const y = Math.round((-sin * u + cos * v) / k) + R;
-            if (x < 0 || y < 0 || x >= side || y >= side || !A.b[y * side + x]) continue;
-            n++;
-            if (B.b[(v + R) * side + u + R]) inter++;
-          }
-        const iou = inter / (n + B.n - inter);
-        if (iou > best) best = iou;
-      }
-    }
-    return best;
+  function bestIoU(a, B, options) {
+    return bestPose(a, B, options).iou;
   }
   /** The silhouettes of the prompt strip (slots of 40 px every 56 px), as centred point sets at radius 20. */
   function promptShapes(strip) {
@@ -803,7 +778,7 @@
     cross: [0, 0, 0.22],
     moon: [-0.6, 0, 0.18],
   };
-  /** bestIoU's search, returning the pose too: angle (a's frame turned by it onto B) and scale. */
+  /** The best IoU of `a` turned and scaled onto B, with its pose: angle (a's frame turned by it onto B) and scale. */
   function bestPose(a, B, { rotations = 36, scales = [0.92, 1, 1.08] } = {}) {
     const A = a.bitmap ?? bitmap(a);
     const base = Math.sqrt(B.n / A.n);
