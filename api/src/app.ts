@@ -1,5 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
-import { errorEnvelope, requestContext, utf8Only } from '@gatehouse/core/http';
+import { errorEnvelope, jsonBodies, requestContext, utf8Only } from '@gatehouse/core/http';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -77,6 +77,8 @@ export function createApp(deps: Deps): Koa {
     });
   });
   app.use(utf8Only());
+  // What the widget and the SDKs send is read here; anything else by the general parser below it.
+  app.use(jsonBodies(deps.config.bodyLimitBytes));
   app.use(
     bodyParser({
       enableTypes: ['json', 'form'],
