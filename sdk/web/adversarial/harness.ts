@@ -121,6 +121,13 @@ export const SOLVERS: readonly Solver[] = [
     locator: 'template',
     role: 'scripted',
   },
+  {
+    id: 'select-shapes',
+    label: 'symbols segmented per tile, labelled among the public shapes, human-timed clicks',
+    kind: 'select',
+    locator: 'shapes',
+    role: 'open',
+  },
   slide(
     'control',
     'human-like drag (minimum jerk, drift, overshoot), true answer',
@@ -410,13 +417,17 @@ async function solveClick(page: Page, solver: Solver, truth: ClickAnswer, rng: R
 
 async function solveSelect(page: Page, solver: Solver, truth: SelectAnswer, rng: Random): Promise<boolean> {
   await waitForImages(page, '.select img');
+  type Adversary = { select(t: unknown): number[]; selectShapes(i: unknown, o: unknown): number[] };
   const chosen =
     solver.locator === 'oracle'
       ? truth.indices
       : await page.evaluate(
-          (t) =>
-            (window as unknown as { __adversary: { select(t: unknown): number[] } }).__adversary.select(t),
-          shapeTemplates(),
+          ({ shapes, templates }) => {
+            const adv = (window as unknown as { __adversary: Adversary }).__adversary;
+            // The shape-aware locator labels each tile's regions among the public shape list.
+            return shapes ? adv.selectShapes(undefined, { templates }) : adv.select(templates);
+          },
+          { shapes: solver.locator === 'shapes', templates: shapeTemplates() },
         );
   const located = chosen.length === truth.indices.length && truth.indices.every((i) => chosen.includes(i));
   const tiles = page.locator('.tile');

@@ -581,6 +581,10 @@
     m = fillHoles(m, w, h);
     m = morph2(morph2(m, w, h, open, false), w, h, open, true);
     m = morph2(m, w, h, shrink, false);
+    return { regions: regionsOf(m, w, h, minArea, maxArea), mask: m };
+  }
+  /** The 4-connected components of a 0/1 mask with `minArea`–`maxArea` px, as centroids and centred points. */
+  function regionsOf(m, w, h, minArea, maxArea) {
     const label = new Int32Array(w * h).fill(-1);
     const regions = [];
     for (let i = 0; i < w * h; i++) {
@@ -614,7 +618,7 @@
         points: pts.map((j) => [(j % w) - cx, Math.floor(j / w) - cy]),
       });
     }
-    return { regions, mask: m };
+    return regions;
   }
   /** A point set centred on its centroid, as a bitmap of half-size `R` around it (for overlap counts). */
   function centred(points) {
@@ -1025,6 +1029,62 @@
     return clicks;
   }
 
+  /** A rectangle of an RGBA image as its own image. */
+  function crop(p, x0, y0, w, h) {
+    const d = new Uint8ClampedArray(w * h * 4);
+    for (let y = 0; y < h; y++)
+      d.set(p.d.subarray(((y0 + y) * p.w + x0) * 4, ((y0 + y) * p.w + x0 + w) * 4), y * w * 4);
+    return { w, h, d };
+  }
+  /**
+   * Select, shape-aware (issue 15: clickShapes' approach applied to the grid): per tile (the layout is
+   * public), the symbols segmented as segmentSymbols does for the click (colour spread over 5×5, closed,
+   * filled, opened), with the threshold lowered to 35 for the select's plain fills (only their outlines
+   * and edges spread), each region labelled among the public shape list (`templates`) by its best
+   * intersection over union over rotations and scales; the tiles holding a region labelled with the
+   * prompted shape (read from the prompt text, as `select` does) are selected. Two to four tiles match
+   * (public): below two, the tiles where the prompted shape comes closest to the best label are added;
+   * above four, the four surest kept. Thresholds chosen on seeds tune-select-* only.
+   */
+  function selectShapes(
+    input = {
+      img: pixels(deepQueryAll('.select .stage > img')[0]),
+      text: (deepQueryAll('.prompt')[0]?.textContent ?? '').toLowerCase(),
+    },
+    { templates, ...seg } = {},
+  ) {
+    const { img, text } = input;
+    if (!templates) return [0, 1];
+    const names = Object.keys(templates);
+    const target = names.findIndex((s) => text.includes(s));
+    if (target < 0) return [0, 1];
+    const classes = names.map((name) => {
+      const pts = centred(templates[name].points);
+      return Object.assign(pts, { bitmap: bitmap(pts) });
+    });
+    const tiles = [];
+    for (let t = 0; t < 9; t++) {
+      const tile = crop(img, (t % 3) * 102, Math.floor(t / 3) * 102, 96, 96);
+      const { regions } = segmentSymbols(tile, { threshold: 35, ...seg });
+      // The tile's margin: how far its best region's IoU with the prompted shape stands above (or below)
+      // that region's best IoU with any other shape.
+      let margin = Number.NEGATIVE_INFINITY;
+      for (const r of regions) {
+        const B = bitmap(r.points);
+        const sc = classes.map((c) => bestIoU(c, B));
+        let other = 0;
+        for (let c = 0; c < sc.length; c++) if (c !== target && sc[c] > other) other = sc[c];
+        margin = Math.max(margin, sc[target] - other);
+      }
+      tiles.push({ i: t, margin });
+    }
+    const sure = [...tiles].sort((a, b) => b.margin - a.margin);
+    let chosen = tiles.filter((t) => t.margin > 0);
+    if (chosen.length < 2) chosen = sure.slice(0, 2);
+    if (chosen.length > 4) chosen = sure.slice(0, 4);
+    return chosen.map((t) => t.i).sort((a, b) => a - b);
+  }
+
   const NAMED = { red: [0xd7, 0x26, 0x3d], blue: [0x1f, 0x5f, 0xd1], yellow: [0xf5, 0xc4, 0x00] };
   /**
    * Select: colour prompts count the named colour's pixels per tile; shape prompts match the shape's
@@ -1084,5 +1144,6 @@
     clickShapesV1,
     segmentSymbols,
     select,
+    selectShapes,
   };
 })();
