@@ -8,6 +8,8 @@ import { MAX_TOKEN_LENGTH } from './prefix.ts';
  * read or write. The payload is readable by whoever holds the token: never put secrets in it.
  */
 const MAC_BYTES = 16;
+const MAC_CHARS = 22;
+const CANONICAL_LAST = 'AQgw';
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
 export { MAX_TOKEN_LENGTH };
@@ -37,10 +39,12 @@ export function openToken<S extends z.ZodType>(
   const body = rest.slice(0, dot);
   const mac = rest.slice(dot + 1);
   if (!B64URL.test(body) || !B64URL.test(mac)) return null;
-  const expected = hmac(key, prefix + body)
-    .subarray(0, MAC_BYTES)
-    .toString('base64url');
-  if (!constantTimeEqual(mac, expected)) return null;
+  // Compared as bytes: the presented MAC decoded once, the computed one never encoded. Only the canonical
+  // spelling passes, as when the strings were compared: 16 bytes are 22 characters whose last one carries 2
+  // bits and 4 zero bits (A, Q, g or w); any other last character decodes to the same bytes.
+  if (mac.length !== MAC_CHARS || !CANONICAL_LAST.includes(mac[MAC_CHARS - 1]!)) return null;
+  const presented = Buffer.from(mac, 'base64url');
+  if (!constantTimeEqual(presented, hmac(key, prefix + body).subarray(0, MAC_BYTES))) return null;
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
