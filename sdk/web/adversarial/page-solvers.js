@@ -1037,10 +1037,41 @@
     return { w, h, d };
   }
   /**
+   * A coarse region redrawn sharply: the local background's colour (the median of a ring 4–7 px outside
+   * the region), then every pixel within `reach` px of the region that differs from it by more than
+   * `distance`, opened by 1 px (lines cut off), holes filled; its components of `minArea` px or more (two
+   * symbols the coarse mask merged come apart here). Regions in the tile's coordinates.
+   */
+  function refineRegions(p, coarse, { distance = 45, reach = 2, minArea = 60 } = {}) {
+    const { w, h, d } = p;
+    const out = [];
+    for (const r of coarse) {
+      const m = new Uint8Array(w * h);
+      for (const [x, y] of r.points) m[Math.round(y + r.y) * w + Math.round(x + r.x)] = 1;
+      const near = morph2(m, w, h, reach, true);
+      const far = morph2(m, w, h, 7, true);
+      const ringOf = morph2(m, w, h, 3, true);
+      const ring = [[], [], []];
+      for (let i = 0; i < w * h; i++)
+        if (far[i] && !ringOf[i]) for (let c = 0; c < 3; c++) ring[c].push(d[i * 4 + c]);
+      if (!ring[0].length) continue;
+      const bg = ring.map((v) => v.sort((a, b) => a - b)[v.length >> 1]);
+      let s = new Uint8Array(w * h);
+      for (let i = 0; i < w * h; i++)
+        if (near[i])
+          s[i] = Math.hypot(d[i * 4] - bg[0], d[i * 4 + 1] - bg[1], d[i * 4 + 2] - bg[2]) > distance ? 1 : 0;
+      s = morph2(morph2(s, w, h, 1, false), w, h, 1, true);
+      s = fillHoles(s, w, h);
+      out.push(...regionsOf(s, w, h, minArea, 4000));
+    }
+    return out;
+  }
+  /**
    * Select, shape-aware (issue 15: clickShapes' approach applied to the grid): per tile (the layout is
    * public), the symbols segmented as segmentSymbols does for the click (colour spread over 5×5, closed,
    * filled, opened), with the threshold lowered to 35 for the select's plain fills (only their outlines
-   * and edges spread), each region labelled among the public shape list (`templates`) by its best
+   * and edges spread), then redrawn sharply by colour against the local background (refineRegions;
+   * `refine: false` keeps the coarse regions, the first version: selectShapesCoarse), each region labelled among the public shape list (`templates`) by its best
    * intersection over union over rotations and scales; the tiles holding a region labelled with the
    * prompted shape (read from the prompt text, as `select` does) are selected. Two to four tiles match
    * (public): below two, the tiles where the prompted shape comes closest to the best label are added;
@@ -1051,7 +1082,7 @@
       img: pixels(deepQueryAll('.select .stage > img')[0]),
       text: (deepQueryAll('.prompt')[0]?.textContent ?? '').toLowerCase(),
     },
-    { templates, ...seg } = {},
+    { templates, refine = { distance: 25 }, ...seg } = {},
   ) {
     const { img, text } = input;
     if (!templates) return [0, 1];
@@ -1065,7 +1096,8 @@
     const tiles = [];
     for (let t = 0; t < 9; t++) {
       const tile = crop(img, (t % 3) * 102, Math.floor(t / 3) * 102, 96, 96);
-      const { regions } = segmentSymbols(tile, { threshold: 35, ...seg });
+      const coarse = segmentSymbols(tile, { threshold: 35, ...seg }).regions;
+      const regions = refine ? refineRegions(tile, coarse, refine) : coarse;
       // The tile's margin: how far its best region's IoU with the prompted shape stands above (or below)
       // that region's best IoU with any other shape.
       let margin = Number.NEGATIVE_INFINITY;
@@ -1145,5 +1177,6 @@
     segmentSymbols,
     select,
     selectShapes,
+    selectShapesCoarse: (input, options) => selectShapes(input, { ...options, refine: false }),
   };
 })();
