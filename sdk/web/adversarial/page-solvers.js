@@ -1042,7 +1042,7 @@
    * `distance`, opened by 1 px (lines cut off), holes filled; its components of `minArea` px or more (two
    * symbols the coarse mask merged come apart here). Regions in the tile's coordinates.
    */
-  function refineRegions(p, coarse, { distance = 45, reach = 2, minArea = 60 } = {}) {
+  function refineRegions(p, coarse, { distance = 25, reach = 2, minArea = 60 } = {}) {
     const { w, h, d } = p;
     const out = [];
     for (const r of coarse) {
