@@ -120,7 +120,7 @@ for (const [l, k] of hits) {
   const th = targetHits.get(l);
   const tt = tileHits.get(l);
   console.log(
-    `${l.padEnd(14)} located ${k}/${n} (95 % interval ${Math.round(lo * 100)}–${Math.round(hi * 100)} %)${th ? `, per target ${th[0]}/${th[1]}` : ''}${tt ? `, per tile ${tt[0]}/${tt[1]}` : ''}`,
+    `${l.padEnd(18)} located ${k}/${n} (95 % interval ${Math.round(lo * 100)}–${Math.round(hi * 100)} %)${th ? `, per target ${th[0]}/${th[1]}` : ''}${tt ? `, per tile ${tt[0]}/${tt[1]}` : ''}`,
   );
 }
 console.log(`${((performance.now() - started) / 1000).toFixed(0)} s`);
