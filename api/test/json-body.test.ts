@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, type Json, startTestApi, type TestApi } from './harness.ts';
 
@@ -130,6 +131,38 @@ describe.runIf(run)('JSON bodies, read directly or by the general parser', () =>
     expect(literal.status).toBe(400);
     expect(literal.body).toMatchObject({ error: 'invalid_request' });
     expect(JSON.stringify(literal.body)).not.toContain('NUL');
+  });
+
+  it('answers any body, JSON or not, as the general parser does (fast-check over real HTTP)', async () => {
+    const field = fc.constantFrom(
+      'pass_token',
+      'client_ip',
+      'idempotency_key',
+      'keep_token',
+      'action',
+      '__proto__',
+    );
+    const body = fc.oneof(
+      // Near-valid bodies: the known fields with any JSON values, sometimes with NULs and escapes in them.
+      fc
+        .dictionary(field, fc.jsonValue({ maxDepth: 2 }))
+        .map((o) => JSON.stringify({ pass_token: token, ...o })),
+      fc.json({ maxDepth: 3 }),
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      fc.uint8Array({ maxLength: 60 }).map((b) => Buffer.from(b)),
+      fc
+        .tuple(fc.json({ maxDepth: 2 }), fc.nat({ max: 30 }), fc.string({ maxLength: 3 }))
+        .map(([json, at, cut]) => json.slice(0, at) + cut + json.slice(at)),
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const answer = await both(b);
+        // Never a server error, whatever the bytes.
+        expect(answer.status).toBeLessThan(500);
+      }),
+      { numRuns: 150 },
+    );
+    expect(Object.prototype).not.toHaveProperty('polluted');
   });
 
   it('refuses a body over the limit with 413, whether its length is declared or it is chunked', async () => {
