@@ -1,12 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { performance } from 'node:perf_hooks';
 import { summariseProfile } from './profile.ts';
 import type { Command, ProfileSummary, Reply } from './protocol.ts';
 
 type Handler = (command: Command) => Promise<unknown>;
 
 /**
- * Serves the bench's commands in a child process: `cpu` and profiling for every child, anything else by
+ * Serves the bench's commands in a child process: `cpu`, `loop` and profiling for every child, anything else by
  * `extra`. Answers each command with its id.
  */
 export function serveCommands(extra: Handler, close: () => Promise<void>): void {
@@ -15,6 +16,8 @@ export function serveCommands(extra: Handler, close: () => Promise<void>): void 
     switch (command.type) {
       case 'cpu':
         return process.cpuUsage();
+      case 'loop':
+        return performance.eventLoopUtilization();
       case 'profile-start':
         session = new Session();
         session.connect();

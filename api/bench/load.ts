@@ -51,7 +51,27 @@ export interface Measurement {
   idle?: IdleNet;
   /** The server child's resident memory: before the run, its peak (sampled every 100 ms) and after. */
   rss: RssSummary;
+  /**
+   * The share of the run the server's event loop was busy (0..1, performance.eventLoopUtilization between
+   * the run's start and end): near 1, the server's one thread sets the pace and only less CPU per request
+   * serves more; well below it, the server waits (on its database, on the load generator) and the cost is
+   * elsewhere. Measured cases only (measure()).
+   */
+  loopBusy?: number;
   profile?: ProfileSummary;
+}
+
+/** What the `loop` command answers (performance.eventLoopUtilization's fields, ms). */
+interface LoopTimes {
+  idle: number;
+  active: number;
+}
+
+/** The busy share of the event loop between two `loop` answers. */
+function loopBusy(before: LoopTimes, after: LoopTimes): number {
+  const active = after.active - before.active;
+  const idle = after.idle - before.idle;
+  return active + idle > 0 ? active / (active + idle) : 0;
 }
 
 /** What measure() reads of a run, from autocannon or from paced(). */
@@ -187,11 +207,13 @@ export async function measure(
   options: LoadOptions & { profile?: boolean; profileFile?: string | undefined; parties?: Parties },
 ): Promise<Measurement> {
   if (options.profile) await child.call({ type: 'profile-start' });
+  const loopBefore = await child.call<LoopTimes>({ type: 'loop' });
   const before = snapshot(child.pid, options.parties);
   const started = performance.now();
   const rss = sampleRss(child.pid);
   const result = await drive(child, spec, options);
   const after = snapshot(child.pid, options.parties);
+  const loopAfter = await child.call<LoopTimes>({ type: 'loop' });
   const cpuWindowSeconds = (performance.now() - started) / 1000;
   const memory = rss.stop();
   const profile = options.profile
@@ -214,6 +236,7 @@ export async function measure(
     cpu: perRequest(before, after, requests),
     cpuWindowSeconds,
     rss: memory,
+    loopBusy: loopBusy(loopBefore, loopAfter),
     ...(profile ? { profile } : {}),
   };
 }

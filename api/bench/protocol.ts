@@ -42,6 +42,8 @@ export type Command =
   | { id: number; type: 'watch-stop' }
   /** CPU time this process has used so far (process.cpuUsage), in microseconds. */
   | { id: number; type: 'cpu' }
+  /** This process's event loop so far (performance.eventLoopUtilization: idle and active ms). */
+  | { id: number; type: 'loop' }
   /** Starts or stops V8's sampling profiler; stop answers with the profile summarised. */
   | { id: number; type: 'profile-start' }
   | { id: number; type: 'profile-stop'; file?: string }

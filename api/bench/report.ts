@@ -80,7 +80,7 @@ export function rows(results: CaseResult[], cores: number): string[][] {
   const base = results[0]?.m;
   const baseCeiling = base ? ceiling(base, cores) : null;
   return results.map((r) => {
-    if (!r.m) return [r.name, '–', '–', '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–'];
+    if (!r.m) return [r.name, '–', '–', '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–', '–'];
     const ratio = base ? `${num(r.m.reqPerSec / base.reqPerSec, 2)}×` : '–';
     const ok = Object.entries(r.m.statuses)
       .filter(([code]) => code.startsWith('2'))
@@ -100,6 +100,7 @@ export function rows(results: CaseResult[], cores: number): string[][] {
         : num(r.m.rss.peakMiB) + (r.m.rss.childrenPeakMiB ? ` (+${num(r.m.rss.childrenPeakMiB)})` : ''),
       statuses(r.m) + (r.note ? ` (${r.note})` : ''),
       cpu(r.m),
+      r.m.loopBusy === undefined ? '–' : `${num(r.m.loopBusy * 100)} %`,
       topText,
     ];
   });
@@ -115,6 +116,7 @@ export const HEADER = [
   'peak RSS MiB (+ its renderers)',
   'responses',
   'CPU µs/req: server (renderers included) · PostgreSQL · Redis · load generator',
+  'server event loop busy',
   'CPU ceiling req/s (vs Koa)',
 ];
 

@@ -203,7 +203,9 @@ async function run(meta: CaseMeta, child: Child, spec: LoadSpec, parties: Partie
   const note = notes.filter(Boolean).join('; ');
   results.push({ ...meta, m, ...(note ? { note } : {}), ...(outcomes ? { outcomes } : {}) });
   if (m.profile) profiles.push({ name: meta.name, summary: m.profile });
-  const busy = m.cpu.machineBusy === null ? '' : `, machine ${Math.round(m.cpu.machineBusy * 100)}% busy`;
+  const machine = m.cpu.machineBusy === null ? '' : `, machine ${Math.round(m.cpu.machineBusy * 100)}% busy`;
+  const loop = m.loopBusy === undefined ? '' : `, server loop ${Math.round(m.loopBusy * 100)}% busy`;
+  const busy = `${machine}${loop}`;
   const rss = m.rss.peakMiB === null ? '' : `, peak RSS ${Math.round(m.rss.peakMiB)} MiB`;
   console.log(`${Math.round(m.reqPerSec)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms${busy}${rss}`);
   return m;
