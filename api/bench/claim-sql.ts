@@ -72,10 +72,10 @@ try {
     sql.unsafe(jsonbClaim, [JSON.stringify(ids.map((id) => ({ id, app: 'app', key: null })))], {
       prepare: true,
     });
-  const arrays = (ids: string[]) =>
-    sql.unsafe(ARRAY_CLAIM, [ids, ids.map(() => 'app'), ids.map(() => null)] as never, { prepare: true });
-  const arraysOne = (ids: string[]) =>
-    sql.unsafe(ARRAY_CLAIM_ONE, [ids, ids.map(() => 'app'), ids.map(() => null)] as never, { prepare: true });
+  /** The array claims' parameters for a batch: ids, apps, keys. */
+  const arrayArgs = (ids: string[]) => [ids, ids.map(() => 'app'), ids.map(() => null)] as never;
+  const arrays = (ids: string[]) => sql.unsafe(ARRAY_CLAIM, arrayArgs(ids), { prepare: true });
+  const arraysOne = (ids: string[]) => sql.unsafe(ARRAY_CLAIM_ONE, arrayArgs(ids), { prepare: true });
   const checks = [await jsonb(fresh()), await arrays(fresh()), await arraysOne(fresh())].map(
     (rows) => rows.length,
   );
@@ -111,11 +111,8 @@ try {
   console.log(
     `jsonb: ${await executed(jsonbClaim, [JSON.stringify(ids.map((id) => ({ id, app: 'app', key: null })))])}`,
   );
-  console.log(`arrays: ${await executed(ARRAY_CLAIM, [more, more.map(() => 'app'), more.map(() => null)])}`);
-  const third = fresh();
-  console.log(
-    `arrays in one statement: ${await executed(ARRAY_CLAIM_ONE, [third, third.map(() => 'app'), third.map(() => null)])}`,
-  );
+  console.log(`arrays: ${await executed(ARRAY_CLAIM, arrayArgs(more))}`);
+  console.log(`arrays in one statement: ${await executed(ARRAY_CLAIM_ONE, arrayArgs(fresh()))}`);
 } finally {
   await sql.end({ timeout: 1 });
   await admin.unsafe(`drop database if exists ${name}`);

@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:http';
+import { type EventLoopUtilization, performance as nodePerformance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type { Child } from './child.ts';
 import { type CpuPerRequest, type CpuSnapshot, type Parties, perRequest, snapshot } from './cpu.ts';
@@ -59,19 +60,6 @@ export interface Measurement {
    */
   loopBusy?: number;
   profile?: ProfileSummary;
-}
-
-/** What the `loop` command answers (performance.eventLoopUtilization's fields, ms). */
-interface LoopTimes {
-  idle: number;
-  active: number;
-}
-
-/** The busy share of the event loop between two `loop` answers. */
-function loopBusy(before: LoopTimes, after: LoopTimes): number {
-  const active = after.active - before.active;
-  const idle = after.idle - before.idle;
-  return active + idle > 0 ? active / (active + idle) : 0;
 }
 
 /** What measure() reads of a run, from autocannon or from paced(). */
@@ -207,13 +195,13 @@ export async function measure(
   options: LoadOptions & { profile?: boolean; profileFile?: string | undefined; parties?: Parties },
 ): Promise<Measurement> {
   if (options.profile) await child.call({ type: 'profile-start' });
-  const loopBefore = await child.call<LoopTimes>({ type: 'loop' });
+  const loopBefore = await child.call<EventLoopUtilization>({ type: 'loop' });
   const before = snapshot(child.pid, options.parties);
   const started = performance.now();
   const rss = sampleRss(child.pid);
   const result = await drive(child, spec, options);
   const after = snapshot(child.pid, options.parties);
-  const loopAfter = await child.call<LoopTimes>({ type: 'loop' });
+  const loopAfter = await child.call<EventLoopUtilization>({ type: 'loop' });
   const cpuWindowSeconds = (performance.now() - started) / 1000;
   const memory = rss.stop();
   const profile = options.profile
@@ -236,7 +224,8 @@ export async function measure(
     cpu: perRequest(before, after, requests),
     cpuWindowSeconds,
     rss: memory,
-    loopBusy: loopBusy(loopBefore, loopAfter),
+    // With both arguments Node only subtracts them: the child's loop, not this process's.
+    loopBusy: nodePerformance.eventLoopUtilization(loopAfter, loopBefore).utilization,
     ...(profile ? { profile } : {}),
   };
 }

@@ -80,7 +80,10 @@ export function rows(results: CaseResult[], cores: number): string[][] {
   const base = results[0]?.m;
   const baseCeiling = base ? ceiling(base, cores) : null;
   return results.map((r) => {
-    if (!r.m) return [r.name, '–', '–', '–', '–', '–', '–', `skipped: ${r.skipped ?? 'not run'}`, '–', '–', '–'];
+    if (!r.m) {
+      const skipped = `skipped: ${r.skipped ?? 'not run'}`;
+      return HEADER.map((column, i) => (i === 0 ? r.name : column === 'responses' ? skipped : '–'));
+    }
     const ratio = base ? `${num(r.m.reqPerSec / base.reqPerSec, 2)}×` : '–';
     const ok = Object.entries(r.m.statuses)
       .filter(([code]) => code.startsWith('2'))
