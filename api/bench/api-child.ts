@@ -113,9 +113,13 @@ async function extra(command: Command): Promise<unknown> {
         ? { test_mode: true, risk_policy: unlimited }
         : command.challenge === 'invisible'
           ? { risk_policy: unlimited }
-          : command.challenge === 'slide'
-            ? { risk_policy: { ...unlimited, invisible_below: 0, image_below: 101, image_kinds: ['slide'] } }
-            : {};
+          : command.challenge === 'invisible-forced'
+            ? { risk_policy: { ...unlimited, invisible_below: 101, image_below: 101 } }
+            : command.challenge === 'slide'
+              ? {
+                  risk_policy: { ...unlimited, invisible_below: 0, image_below: 101, image_kinds: ['slide'] },
+                }
+              : {};
     const { app, secret } = await runtime.apps.create(
       appSettings.parse({
         name: `bench-${command.plan}`,

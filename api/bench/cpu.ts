@@ -5,6 +5,8 @@ import { descendantsOf } from './memory.ts';
 export interface CpuSnapshot {
   /** The server child under load, with its own child processes (image renderers). */
   server: number | null;
+  /** The server child alone: what its event loop and threads spent, its renderers left out. */
+  serverOwn: number | null;
   /** The PostgreSQL backends serving the bench database (their title names it); null when not asked. */
   postgres: number | null;
   /** Every `redis-server` process on this machine; null when not asked. */
@@ -40,7 +42,7 @@ function statOf(pid: string): { comm: string; us: number; reapedUs: number } | n
  * exited ones through the parent's reaped-children times. Drawing moved out of the API process; its cost
  * must not leave the API's figure with it.
  */
-function serverWithChildren(pid: number): number | null {
+function serverCpu(pid: number): { withChildren: number; own: number } | null {
   const own = statOf(String(pid));
   if (!own) return null;
   let total = own.us + own.reapedUs;
@@ -48,7 +50,7 @@ function serverWithChildren(pid: number): number | null {
     const stat = statOf(String(child));
     if (stat) total += stat.us + stat.reapedUs;
   }
-  return total;
+  return { withChildren: total, own: own.us };
 }
 
 /** Sums the CPU time of the processes named `comm` whose command line contains `marker`, if given. */
@@ -96,8 +98,10 @@ export interface Parties {
 
 export function snapshot(serverPid: number, parties: Parties = {}): CpuSnapshot {
   const self = process.cpuUsage();
+  const server = serverCpu(serverPid);
   return {
-    server: serverWithChildren(serverPid),
+    server: server?.withChildren ?? null,
+    serverOwn: server?.own ?? null,
     // Backend titles read "postgres: <user> <database> <host>(<port>) <state>".
     postgres: parties.postgresDatabase ? sumByCommand('postgres', ` ${parties.postgresDatabase} `) : null,
     redis: parties.redis ? sumByCommand('redis-server') : null,
@@ -106,12 +110,24 @@ export function snapshot(serverPid: number, parties: Parties = {}): CpuSnapshot 
   };
 }
 
+/** CPU microseconds per request for each party, and the machine's busy share. */
+export interface CpuPerRequest {
+  server: number | null;
+  /** The server process without its renderers; absent from runs written before 2026-11-28. */
+  serverOwn?: number | null;
+  postgres: number | null;
+  redis: number | null;
+  loadgen: number | null;
+  machineBusy: number | null;
+}
+
 /** CPU microseconds per request for each party between two snapshots, and the machine's busy share. */
-export function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number) {
+export function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): CpuPerRequest {
   const per = (a: number | null, b: number | null) =>
     a === null || b === null || requests === 0 ? null : Math.round((b - a) / requests);
   return {
     server: per(before.server, after.server),
+    serverOwn: per(before.serverOwn, after.serverOwn),
     postgres: per(before.postgres, after.postgres),
     redis: per(before.redis, after.redis),
     loadgen: per(before.loadgen, after.loadgen),
@@ -121,4 +137,3 @@ export function perRequest(before: CpuSnapshot, after: CpuSnapshot, requests: nu
         : null,
   };
 }
-export type CpuPerRequest = ReturnType<typeof perRequest>;

@@ -352,11 +352,12 @@ export function combine(segments: Segment[]): Measurement {
     }
     return total;
   };
-  const zero = { server: 0, postgres: 0, redis: 0, loadgen: 0, machine: { busy: 0, total: 0 } };
+  const zero = { server: 0, serverOwn: 0, postgres: 0, redis: 0, loadgen: 0, machine: { busy: 0, total: 0 } };
   const busy = sum((c) => c.machine?.busy ?? null);
   const all = sum((c) => c.machine?.total ?? null);
   const after: CpuSnapshot = {
     server: sum((c) => c.server),
+    serverOwn: sum((c) => c.serverOwn),
     postgres: sum((c) => c.postgres),
     redis: sum((c) => c.redis),
     loadgen: sum((c) => c.loadgen) ?? 0,

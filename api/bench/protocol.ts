@@ -9,9 +9,10 @@ export type Command =
       plan: 'free' | 'pro' | 'enterprise';
       /**
        * For the challenge cases: no per-IP limits (all load comes from 127.0.0.1) and a tier: forced (test
-       * mode's invisible tier, the slide tier) or, for `invisible`, the default policy's, by the risk score.
+       * mode's invisible tier; `invisible-forced`, the invisible tier for every score, not in test mode; the
+       * slide tier) or, for `invisible`, the default policy's, by the risk score.
        */
-      challenge?: 'invisible-test-mode' | 'invisible' | 'slide';
+      challenge?: 'invisible-test-mode' | 'invisible' | 'invisible-forced' | 'slide';
     }
   /**
    * Initializes and solves `count` challenges in-process; answers the submit bodies, ready to send. With
