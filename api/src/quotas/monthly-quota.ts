@@ -61,9 +61,10 @@ const COUNTED_BEHIND: QuotaDecision = Object.freeze({ allowed: true, used: 0 });
 /**
  * How long a unit counted behind (nobody waits for it) may wait for others to share its statement. Per
  * event-loop turn alone, a server answering inits one at a time (a few hundred a second, spread out, as
- * image inits arrive while drawings come back) sent one upsert per init: ~170 µs of PostgreSQL and ~250 µs
- * of API CPU per init at 490/s, against ~60 µs flat out (issue 14, docs/decisions.md). A count waiting is
- * the only cost: `flushQuotaCounts` sends it at shutdown, and a quota read (the console) may lag this long.
+ * image inits arrive while drawings come back) sent one upsert per init: at ~500 inits a second, ~160 µs
+ * of PostgreSQL and ~150 µs of API CPU more per init than with this window (issue 14, docs/decisions.md).
+ * A count waiting is the only cost: `flushQuotaCounts` sends it at shutdown, and a quota read (the
+ * console) may lag this long. The timer keeps the process alive meanwhile, as the next turn's did.
  */
 export const QUOTA_BEHIND_WINDOW_MS = 10;
 
@@ -190,7 +191,7 @@ class QuotaBatcher {
     // Callers waiting (no overage) are answered by the next turn's statement; units nobody waits for (with
     // overage, so never under the same key as a waiter) gather for a window first.
     if (entry.waiting.length > 0) setImmediate(run);
-    else setTimeout(run, QUOTA_BEHIND_WINDOW_MS).unref?.();
+    else setTimeout(run, QUOTA_BEHIND_WINDOW_MS);
   }
 
   /** Nothing in flight or waiting: the key is forgotten (a month's or a plan's key never lingers). */
