@@ -13,6 +13,11 @@ export interface CaseMeta {
   group: string;
   flow: Flow;
   server: Server;
+  /**
+   * Sent at this fixed rate (requests a second), not flat out: its req/s is the pace the bench set, not
+   * what the server can do, so no throughput ratio is taken of it; its CPU and latency are what it measures.
+   */
+  pacedPerSec?: number;
 }
 
 export interface CaseResult extends CaseMeta {
@@ -90,7 +95,12 @@ export function rows(results: CaseResult[], cores: number): string[][] {
       const skipped = `skipped: ${r.skipped ?? 'not run'}`;
       return HEADER.map((column, i) => (i === 0 ? r.name : column === 'responses' ? skipped : '–'));
     }
-    const ratio = base ? `${num(r.m.reqPerSec / base.reqPerSec, 2)}×` : '–';
+    const ratio =
+      r.pacedPerSec !== undefined
+        ? `paced at ${num(r.pacedPerSec)}/s`
+        : base
+          ? `${num(r.m.reqPerSec / base.reqPerSec, 2)}×`
+          : '–';
     const ok = Object.entries(r.m.statuses)
       .filter(([code]) => code.startsWith('2'))
       .reduce((sum, [, count]) => sum + count, 0);

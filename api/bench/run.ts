@@ -581,6 +581,7 @@ async function invisibleAtImageRate(
   ]);
   results.push({
     ...ours(name, label, 'init'),
+    pacedPerSec: rate,
     m,
     note: `an app of the slide case's plan and policy, invisible tier, paced at ${rate}/s: the slide case's rate`,
   });
@@ -729,7 +730,7 @@ async function bystanderCases(
   const record = (name: string, side: 'idle' | 'flood', extra: string[]) => {
     const m = combine(sides[side]);
     const note = [described(m), ...extra, watchText(mergeWatches(watches[side]))].join('; ');
-    results.push({ ...ours(name, label, 'validate'), m, note });
+    results.push({ ...ours(name, label, 'validate'), pacedPerSec: BYSTANDER.rate, m, note });
     console.log(`   ${name}: p50 ${m.p50} ms, p99 ${m.p99} ms, p99.9 ${m.p999} ms (${m.requests} answers)`);
     return m;
   };
@@ -841,7 +842,10 @@ async function realPuzzleCase(label: string, api: Child, prep: Child, parties: P
   );
   const slow = submitSpec((await timed(`solving ${slowCount}`, () => solve(slowCount))).bodies);
   await run(
-    ours(`challenge submit, invisible tier, real puzzle (${label})`, label, 'submit'),
+    {
+      ...ours(`challenge submit, invisible tier, real puzzle (${label})`, label, 'submit'),
+      pacedPerSec: rate,
+    },
     api,
     slow.spec,
     parties,

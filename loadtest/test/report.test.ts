@@ -194,6 +194,29 @@ describe('benchmark report', () => {
     }
   });
 
+  it('takes no throughput ratio of a case sent at a fixed pace, and says its pace in the table', async () => {
+    const base = data();
+    const api = base.steps.api!.data!;
+    const paced = {
+      ...apiCase('validate, bystander idle (PostgreSQL)', 'validate', 'gatehouse', 100),
+      pacedPerSec: 100,
+    };
+    const report = {
+      ...base,
+      steps: { ...base.steps, api: { ...base.steps.api!, data: { ...api, cases: [...api.cases, paced] } } },
+    };
+    const { markdown, charts } = render(report, 'benchmarks');
+    // Its 100 req/s is the pace set, not a capacity: no "0.01× bare Koa" line, no bar.
+    expect(markdown).not.toContain('- validate, bystander idle');
+    expect(markdown).toMatch(/\| validate, bystander idle \(PostgreSQL\) +\| 100 +\| paced at 100\/s +\|/);
+    const throughput = await toSvg(charts.find((c) => c.name === 'api-throughput')!);
+    expect(throughput).not.toContain('bystander idle');
+    // The flat-out cases keep their ratios.
+    expect(markdown).toContain(
+      '- validate, fresh token: 1,600 req/s, 0.10× bare Koa, JSON answer, 2.00× validate (Cap).',
+    );
+  });
+
   it('says which steps were not measured, and why', () => {
     const report = data({
       failoverAll: step<K6Summary>('DRILL=all loadtest/run.sh failover --short', undefined, 'k6 not found'),
