@@ -52,8 +52,7 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
         STANDBY_RECOVER_AFTER: '2',
         STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-')),
         STANDBY_SYNC_TOKEN: api.runtime.syncToken,
-        // Short proofs-of-work (the hard tier pays twice this); the prices are checked over HTTP. At 1 s the
-        // work could end while the test was back on the puzzle, and no progress was ever said (a CI run).
+        // Short proofs-of-work (the hard tier pays twice this); the prices are checked over HTTP.
         ALTERNATIVE_POW_SECONDS: '2',
       }),
       { store, logger: pino({ level: 'silent' }) },
@@ -83,6 +82,19 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
       context = await browser.newContext({ viewport: { width: 900, height: 700 }, colorScheme: theme });
       const page = await context.newPage();
       page.on('pageerror', (e) => pageErrors.push(String(e)));
+      // The standby's ticket is held on the wire (a slow network) until the person is back on the
+      // alternative for good, so the whole proof-of-work runs while its progress is said. Left to run
+      // from the first visit, the work could end while the test was on the puzzle, and then nothing is
+      // left to say (two CI runs failed so, at 1 s and at 2 s).
+      let release = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route(`${bypassUrl}/v1/challenge/alternative`, async (route) => {
+        const response = await route.fetch();
+        await released;
+        await route.fulfill({ response });
+      });
       const hosts: string[] = [];
       page.on('request', (r) => {
         if (r.url().includes('/v1/challenge/'))
@@ -122,6 +134,7 @@ describe.runIf(run)('the accessible alternative on a standby, in Chromium', () =
         await tabTo(page, 'button.link');
         await press(page, 'Enter');
         await expect.poll(() => focusedClass(page), { timeout: 10_000 }).toBe('p.alt-status');
+        release();
 
         const result = await outcome(page, 120_000);
         expect(result, JSON.stringify(result)).toMatchObject({ type: 'success' });
