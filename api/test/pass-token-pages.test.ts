@@ -1,3 +1,4 @@
+import { rowsOf } from '@gatehouse/core/db';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, mintLoginToken, startTestApi, type TestApi } from './harness.ts';
@@ -18,14 +19,11 @@ describe.runIf(run)('pass_tokens pages', () => {
   });
   afterAll(() => api?.close());
 
-  /** Rows of a raw query, from postgres.js (an array) or PGlite (`rows`). */
-  const rowsOf = async <T>(query: ReturnType<typeof sql>) => {
-    const result = (await api.runtime.db.execute(query)) as unknown;
-    return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
-  };
+  const query = async <T>(statement: ReturnType<typeof sql>) =>
+    rowsOf<T>(await api.runtime.db.execute(statement));
   /** Each row's page: the block number of its `ctid`. */
   const blocks = async (ids: string[]) => {
-    const rows = await rowsOf<{ id: string; block: number }>(
+    const rows = await query<{ id: string; block: number }>(
       sql`select id, (ctid::text::point)[0]::int as block from pass_tokens where id in ${ids}`,
     );
     return new Map(rows.map((r) => [r.id, Number(r.block)]));
@@ -37,7 +35,7 @@ describe.runIf(run)('pass_tokens pages', () => {
     const tokens: string[] = [];
     for (let i = 0; i < 240; i++) tokens.push(await mintLoginToken(api, app.appId, `ch_pages_${i}`));
     const ids = (
-      await rowsOf<{ id: string }>(sql`select id from pass_tokens where app_id = ${app.appId}`)
+      await query<{ id: string }>(sql`select id from pass_tokens where app_id = ${app.appId}`)
     ).map((r) => r.id);
     expect(ids).toHaveLength(240);
     const before = await blocks(ids);

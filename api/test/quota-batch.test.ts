@@ -1,4 +1,4 @@
-import type { Database } from '@gatehouse/core/db';
+import { type Database, rowsOf } from '@gatehouse/core/db';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -121,9 +121,7 @@ describe.runIf(run)('quota counts in batches', () => {
     const result = await api.runtime.db.execute(
       sql`select challenges from app_usage where app_id = ${appId}`,
     );
-    const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as {
-      challenges: number | string;
-    }[];
+    const rows = rowsOf<{ challenges: number | string }>(result);
     return rows.length ? Number(rows[0]!.challenges) : 0;
   }
 

@@ -1,4 +1,4 @@
-import { type Database, regional, regionalColumn } from '@gatehouse/core/db';
+import { type Database, regional, regionalColumn, rowsOf } from '@gatehouse/core/db';
 import { challengeAttempts, passTokens } from '@gatehouse/core/db/schema';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
@@ -65,11 +65,7 @@ export async function takeAndSolve(
     issued: row.issuedAt.toISOString(),
     tokenExpires: row.expiresAt.toISOString(),
   });
-  // Raw rows: postgres.js answers them as an array, PGlite as its result's `rows`.
-  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as {
-    attempts: number;
-  }[];
-  const [taken] = rows;
+  const [taken] = rowsOf<{ attempts: number }>(result);
   if (taken) return { ok: true, attempt: taken.attempts };
   return refused(db, challenge.id);
 }

@@ -1,4 +1,4 @@
-import { type Database, regionalColumn } from '@gatehouse/core/db';
+import { type Database, regionalColumn, rowsOf } from '@gatehouse/core/db';
 import type { App } from '@gatehouse/core/db/schema';
 import { sql } from 'drizzle-orm';
 import { effectivePlan } from '../apps/plans.ts';
@@ -283,9 +283,4 @@ export async function refundChallenge(db: Database, app: Pick<App, 'id'>, now = 
   await db.execute(sql`
     update app_usage set challenges = challenges - 1
     where app_id = ${app.id} and period = ${quotaPeriod(now)} and challenges > 0`);
-}
-
-/** postgres.js returns an array of rows, PGlite an object with `rows`. */
-function rowsOf<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }

@@ -1,4 +1,4 @@
-import { type Database, sidePool } from '@gatehouse/core/db';
+import { type Database, rowsOf, sidePool } from '@gatehouse/core/db';
 import { passTokens } from '@gatehouse/core/db/schema';
 import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
 
@@ -106,8 +106,7 @@ async function claimStatement(db: Database): Promise<{ mode: ClaimMode; statemen
 
 async function isPostgres(db: Database): Promise<boolean> {
   const result = (await db.execute(sql`select version() as version`)) as unknown;
-  const rows = Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []);
-  const version = String((rows[0] as { version?: unknown } | undefined)?.version ?? '');
+  const version = String(rowsOf<{ version?: unknown }>(result)[0]?.version ?? '');
   return version.startsWith('PostgreSQL') && !/cockroach/i.test(version);
 }
 

@@ -15,6 +15,7 @@ export {
   regionalColumn,
 } from './region.ts';
 export { isRetryableTransactionError, withRetry } from './retry.ts';
+export { rowsOf } from './rows.ts';
 export * as schema from './schema.ts';
 export { isDatabaseUnavailable } from './unavailable.ts';
 

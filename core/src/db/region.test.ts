@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from './index.ts';
 import { enableRegionalWrites, regional, regionalColumn } from './region.ts';
+import { rowsOf } from './rows.ts';
 import { challengeAttempts, passTokens, serverTokens } from './schema.ts';
 
 /*
@@ -13,8 +14,7 @@ import { challengeAttempts, passTokens, serverTokens } from './schema.ts';
 describe('regional writes', () => {
   let database: DatabaseHandle;
   const rows = async (query: ReturnType<typeof sql>) => {
-    const r = (await database.db.execute(query)) as unknown;
-    return (Array.isArray(r) ? r : (r as { rows: unknown[] }).rows) as Record<string, unknown>[];
+    return rowsOf<Record<string, unknown>>(await database.db.execute(query));
   };
   const token = (id: string) => ({
     id,

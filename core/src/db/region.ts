@@ -1,6 +1,7 @@
 import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm';
 import { type PgTable, text } from 'drizzle-orm/pg-core';
 import type { Database } from './index.ts';
+import { rowsOf } from './rows.ts';
 
 /**
  * Rows homed in the API's own region on CockroachDB (REGIONAL BY ROW, docs/decisions.md): the regional
@@ -46,9 +47,6 @@ export interface RegionalWrites {
   /** Looks at the columns again (the API calls it every minute); returns the tables found. */
   refresh(): Promise<string[]>;
 }
-
-const rowsOf = <T>(result: unknown): T[] =>
-  Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 
 /**
  * Turns regional writes on for `db` with `region`: on CockroachDB (told by `SELECT version()`) the region
