@@ -13,9 +13,8 @@ import { challengeAttempts, passTokens, serverTokens } from './schema.ts';
  */
 describe('regional writes', () => {
   let database: DatabaseHandle;
-  const rows = async (query: ReturnType<typeof sql>) => {
-    return rowsOf<Record<string, unknown>>(await database.db.execute(query));
-  };
+  const rows = async (query: ReturnType<typeof sql>) =>
+    rowsOf<Record<string, unknown>>(await database.db.execute(query));
   const token = (id: string) => ({
     id,
     appId: 'app_1',
