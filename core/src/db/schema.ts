@@ -156,6 +156,22 @@ export const standbyKeys = pgTable(
   (t) => [index('standby_keys_region_idx').on(t.region)],
 );
 
+/**
+ * Console sign-in sessions, shared by every API instance. The row's key is an HMAC of the session id (the
+ * cookie's value) under a key derived from the admin token: a database dump holds no usable id, and a new
+ * admin token leaves every row unreachable (the sessions it signed are revoked by that change alone).
+ */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    createdAt: tstz('created_at').notNull(),
+    lastSeenAt: tstz('last_seen_at').notNull(),
+    expiresAt: tstz('expires_at').notNull(),
+  },
+  (t) => [index('console_sessions_expires_idx').on(t.expiresAt)],
+);
+
 export type App = typeof apps.$inferSelect;
 export type NewApp = typeof apps.$inferInsert;
 export type PassTokenRow = typeof passTokens.$inferSelect;
