@@ -208,7 +208,10 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       LEADER_ELECT: 'true',
       LEADER_ELECTION_ID: 'gatehouse-operator',
       GATEHOUSE_RUNTIME_SECRET: 'gatehouse-runtime',
+      // The pods it renders trust the Ingress controller's cluster addresses only.
+      GATEHOUSE_TRUSTED_PROXIES: 'private',
     });
+    expect(env).not.toHaveProperty('TRUST_PROXY');
     expect(env.GATEHOUSE_ADMIN_URL).toBe(
       'http://gatehouse-admin-api.gatehouse-system.svc.cluster.local:8080',
     );

@@ -47,4 +47,15 @@ describe('loadOperatorConfig', () => {
     expect(c.standbyToken).toBe('sync');
     expect(c.leaderElection.enabled).toBe(false);
   });
+
+  it("the pods' TRUSTED_PROXIES: the Ingress controller's private addresses by default, a bad setting refused", () => {
+    const env = { GATEHOUSE_ADMIN_URL: 'http://api', GATEHOUSE_ADMIN_TOKEN: token };
+    expect(loadOperatorConfig([], env).trustedProxies).toBe('private');
+    for (const good of ['2', 'private', '10.0.0.0/8,2001:db8::/32, loopback', '203.0.113.9'])
+      expect(loadOperatorConfig(['--trusted-proxies', good], env).trustedProxies).toBe(good);
+    for (const bad of ['0', 'true', '10.0.0.0/33', 'privat', '10.0.0.1,,private', '300.1.1.1'])
+      expect(() => loadOperatorConfig(['--trusted-proxies', bad], env)).toThrow(
+        /--trusted-proxies \(GATEHOUSE_TRUSTED_PROXIES\)/,
+      );
+  });
 });

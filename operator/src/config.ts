@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { DEFAULT_TRUSTED_PROXIES, trustedProxiesProblem } from './trusted-proxies.ts';
 
 /** Every setting of the operator: a flag (`--admin-url`) or its environment variable (GATEHOUSE_ADMIN_URL). */
 const SETTINGS = {
@@ -16,6 +17,16 @@ const SETTINGS = {
     schema: z.string().default('ghcr.io/gatehouse/standby:0.1.0'),
   },
   'runtime-secret': { env: 'GATEHOUSE_RUNTIME_SECRET', schema: z.string().default('gatehouse-runtime') },
+  'trusted-proxies': {
+    env: 'GATEHOUSE_TRUSTED_PROXIES',
+    schema: z
+      .string()
+      .default(DEFAULT_TRUSTED_PROXIES)
+      .superRefine((v, ctx) => {
+        const problem = trustedProxiesProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+  },
   'watch-namespace': { env: 'WATCH_NAMESPACE', schema: z.string().optional() },
   'leader-elect': { env: 'LEADER_ELECT', schema: z.enum(['true', 'false']).default('true') },
   'manage-crd': { env: 'MANAGE_CRD', schema: z.enum(['true', 'false']).default('true') },
@@ -68,6 +79,11 @@ export interface OperatorConfig {
   standbyToken: string | undefined;
   images: { api: string; standby: string };
   runtimeSecret: string;
+  /**
+   * TRUSTED_PROXIES of the API and standby pods it renders (an App's spec.trustedProxies overrides it):
+   * the proxies in front of them whose X-Forwarded-For entries are believed. Never TRUST_PROXY.
+   */
+  trustedProxies: string;
   watchNamespace: string | undefined;
   leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
   /** The leader upgrades the App CRD when the cluster's is older than this operator (crd-upgrade.ts). */
@@ -110,6 +126,7 @@ export function loadOperatorConfig(
     standbyToken: r['standby-token'],
     images: { api: r['api-image'], standby: r['standby-image'] },
     runtimeSecret: r['runtime-secret'],
+    trustedProxies: r['trusted-proxies'],
     watchNamespace: r['watch-namespace'],
     leaderElection: {
       enabled: r['leader-elect'] === 'true',

@@ -212,6 +212,7 @@ export class Manager {
       defaults: {
         images: config.images,
         runtimeSecret: config.runtimeSecret,
+        trustedProxies: config.trustedProxies,
         operatorNamespace: config.leaderElection.namespace,
       },
       deployment: (key) => deployments.get(key) as Deployment | undefined,

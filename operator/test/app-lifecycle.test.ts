@@ -74,6 +74,16 @@ describe.runIf(controlPlaneAvailable())(
         'shop-us-bypass',
         'shop-us-fallback',
       ]);
+      // Behind the Ingress controller: the pods trust its cluster-private addresses, never TRUST_PROXY.
+      for (const d of deployments) {
+        const env = (
+          d as unknown as {
+            spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+          }
+        ).spec.template.spec.containers[0]?.env;
+        expect(env?.find((e) => e.name === 'TRUSTED_PROXIES')?.value).toBe('private');
+        expect(env?.map((e) => e.name)).not.toContain('TRUST_PROXY');
+      }
       // The operator applies each kind in turn: on a busy machine the Deployments can be there before the rest.
       const all = (kind: typeof DEPLOYMENTS, n: number) =>
         eventually(`${n} of ${JSON.stringify(kind)}`, async () =>

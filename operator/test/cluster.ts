@@ -116,6 +116,7 @@ export function testConfig(
     standbyToken: undefined,
     images: { api: 'registry.invalid/gatehouse/api:1', standby: 'registry.invalid/gatehouse/standby:1' },
     runtimeSecret: 'gatehouse-runtime',
+    trustedProxies: 'private',
     watchNamespace: undefined,
     leaderElection: {
       enabled: true,

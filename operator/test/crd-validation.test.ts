@@ -135,6 +135,20 @@ describe.runIf(controlPlaneAvailable())('App validation by the apiserver (schema
     );
   });
 
+  it("checks an App's trustedProxies: hop counts and lists of addresses, CIDRs and names", async () => {
+    for (const [i, good] of [
+      '2',
+      'private',
+      'private, 173.245.48.0/20, 2400:cb00::/32',
+      '198.51.100.7',
+    ].entries())
+      expect(await refusal(`tp-ok-${i}`, appSpec({ trustedProxies: good }))).toBe('accepted');
+    for (const [i, bad] of ['0', 'true', '*', 'privat', '10.0.0.0/33', '10.0.0.1,,private'].entries())
+      expect(await refusal(`tp-bad-${i}`, appSpec({ trustedProxies: bad }))).toContain(
+        'must be a hop count from 1 to 20, or a comma list of IPs, CIDRs',
+      );
+  });
+
   it('refuses a change of credentialsSecretRef once set (transition rule)', async () => {
     await applyApp(admin, NS, 'c1', appSpec({ credentialsSecretRef: { name: 'first' } }));
     expect(await refusal('c1', appSpec({ credentialsSecretRef: { name: 'second' } }))).toContain(
@@ -154,6 +168,7 @@ describe.runIf(controlPlaneAvailable())('App validation by the apiserver (schema
       const objects = desiredObjects(makeApp(), {
         images: { api: 'ghcr.io/gatehouse/api:0.1.0', standby: 'ghcr.io/gatehouse/standby:0.1.0' },
         runtimeSecret: 'gatehouse-runtime',
+        trustedProxies: 'private',
         operatorNamespace: 'gatehouse-system',
       }).map((d) => d.object as unknown as SchemaObject);
       const kinds = new Set(objects.map((o) => o.kind));

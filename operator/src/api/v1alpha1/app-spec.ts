@@ -234,6 +234,21 @@ export const appSpecSchema = s.object(
         { description: 'Container images.' },
       ),
     ),
+    trustedProxies: s.optional(
+      s.string({
+        description:
+          "TRUSTED_PROXIES of this App's pods: the proxies whose X-Forwarded-For entries are believed, read from the right. A hop count (`2`: a CDN in front of the Ingress controller), or a comma list of IPs, CIDRs and `loopback`, `linklocal`, `uniquelocal`, `private`. Default: the operator's --trusted-proxies (`private`: the Ingress controller's pods).",
+        minLength: 1,
+        maxLength: 2048,
+        validations: [
+          {
+            rule: "self.matches('^[0-9]+$') ? int(self) >= 1 && int(self) <= 20 : self.split(',').all(e, e.trim() in ['loopback', 'linklocal', 'uniquelocal', 'private'] || isIP(e.trim()) || isCIDR(e.trim()))",
+            message:
+              'must be a hop count from 1 to 20, or a comma list of IPs, CIDRs, loopback, linklocal, uniquelocal, private',
+          },
+        ],
+      }),
+    ),
     ingressClassName: s.optional(
       s.string({ description: 'IngressClass of the per-region Ingresses.', maxLength: 253 }),
     ),

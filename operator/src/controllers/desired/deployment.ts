@@ -13,6 +13,8 @@ export interface BuildDefaults {
   images: { api: string; standby: string };
   /** Secret whose keys become the API's environment (DATABASE_URL, GATEHOUSE_TOKEN_KEY...). */
   runtimeSecret: string;
+  /** TRUSTED_PROXIES of every pod (the operator's --trusted-proxies); an App's spec.trustedProxies wins. */
+  trustedProxies: string;
   /** The operator's own namespace: the only one the NetworkPolicies let reach the standby's internal port. */
   operatorNamespace: string;
 }
@@ -27,12 +29,22 @@ export const urlsOf = (hosts: readonly string[]) => hosts.map((h) => `https://${
 export const serviceUrl = (app: App, region: string, role: Role) =>
   `http://${workloadName(app, region, role)}.${app.metadata.namespace}.svc`;
 
-function apiEnv(region: RegionSpec): EnvVar[] {
+/**
+ * Clients reach every pod through the Ingress controller and the Service, so the addresses they forward
+ * from are the proxies to trust; the client's own X-Forwarded-For entries never are (TRUST_PROXY, which
+ * believes the leftmost entry, is never set).
+ */
+const trustedProxies = (app: App, defaults: BuildDefaults): EnvVar => ({
+  name: 'TRUSTED_PROXIES',
+  value: app.spec.trustedProxies ?? defaults.trustedProxies,
+});
+
+function apiEnv(app: App, region: RegionSpec, defaults: BuildDefaults): EnvVar[] {
   const env: EnvVar[] = [
     { name: 'HOST', value: '0.0.0.0' },
     { name: 'PORT', value: String(CONTAINER_PORTS.api) },
     { name: 'INTERNAL_PORT', value: String(INTERNAL_PORTS.api) },
-    { name: 'TRUST_PROXY', value: 'true' },
+    trustedProxies(app, defaults),
     { name: 'DATA_DIR', value: DATA_DIR },
     { name: 'GATEHOUSE_REGION', value: region.name },
     { name: 'GATEHOUSE_DB_REGION', value: region.locality ?? region.name },
@@ -56,8 +68,9 @@ function standbyEnv(
   app: App,
   region: RegionSpec,
   role: 'bypass' | 'fallback',
-  runtimeSecret: string,
+  defaults: BuildDefaults,
 ): EnvVar[] {
+  const runtimeSecret = app.spec.runtimeSecretRef?.name ?? defaults.runtimeSecret;
   const fromRuntime = (name: string) => ({
     name,
     valueFrom: { secretKeyRef: { name: runtimeSecret, key: name, optional: true } },
@@ -65,6 +78,7 @@ function standbyEnv(
   return [
     { name: 'STANDBY_ROLE', value: role },
     { name: 'STANDBY_HOST', value: '0.0.0.0' },
+    trustedProxies(app, defaults),
     { name: 'STANDBY_BYPASS_PORT', value: String(CONTAINER_PORTS.bypass) },
     { name: 'STANDBY_FALLBACK_PORT', value: String(CONTAINER_PORTS.fallback) },
     { name: 'STANDBY_INTERNAL_PORT', value: String(INTERNAL_PORTS[role]) },
@@ -101,9 +115,7 @@ export function buildDeployment(app: App, region: RegionSpec, role: Role, defaul
     image: isApi
       ? (app.spec.images?.api ?? defaults.images.api)
       : (app.spec.images?.standby ?? defaults.images.standby),
-    env: isApi
-      ? apiEnv(region)
-      : standbyEnv(app, region, role, app.spec.runtimeSecretRef?.name ?? defaults.runtimeSecret),
+    env: isApi ? apiEnv(app, region, defaults) : standbyEnv(app, region, role, defaults),
     ...(isApi
       ? { envFrom: [{ secretRef: { name: app.spec.runtimeSecretRef?.name ?? defaults.runtimeSecret } }] }
       : {}),

@@ -7,6 +7,7 @@ import { buildIngress } from './network.ts';
 const defaults = {
   images: { api: 'gh/api:1', standby: 'gh/standby:1' },
   runtimeSecret: 'gatehouse-runtime',
+  trustedProxies: 'private',
   operatorNamespace: 'gatehouse-system',
 };
 type Dep = ReturnType<typeof buildDeployment>;
@@ -132,6 +133,20 @@ describe('desired objects', () => {
     expect(envOf(buildDeployment(app, r, 'api', defaults)).DATABASE_URL).toEqual({
       secretKeyRef: { name: 'crdb-eu', key: 'url' },
     });
+  });
+
+  it('every pod trusts only the proxies it is told (the Ingress controller by default), never TRUST_PROXY', () => {
+    for (const role of ['api', 'bypass', 'fallback'] as const) {
+      const env = envOf(buildDeployment(app, region('eu'), role, defaults));
+      expect(env.TRUSTED_PROXIES).toBe('private');
+      expect(env).not.toHaveProperty('TRUST_PROXY');
+      const behindCdn = makeApp({ trustedProxies: '2' });
+      expect(envOf(buildDeployment(behindCdn, region('eu'), role, defaults)).TRUSTED_PROXIES).toBe('2');
+    }
+    const operatorWide = { ...defaults, trustedProxies: '10.0.0.0/8, 192.0.2.7' };
+    expect(envOf(buildDeployment(app, region('eu'), 'api', operatorWide)).TRUSTED_PROXIES).toBe(
+      '10.0.0.0/8, 192.0.2.7',
+    );
   });
 
   it('hardened pods: non-root, read-only root filesystem, no capabilities, no service account token', () => {
