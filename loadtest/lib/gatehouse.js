@@ -81,19 +81,26 @@ function nonceBytes(nonce) {
   return b;
 }
 
-/** Solves a puzzle (docs/pow.md): `count` ascending nonces whose hash's first 4 bytes (BE) are below target. */
+/**
+ * Solves a puzzle (docs/pow.md): `count` ascending nonces whose hash's first 4 bytes (BE) are below target,
+ * each with its hash's first 8 bytes (base64url), which bind the nonce to the work.
+ */
 export function solvePuzzle(p) {
   const salt = encoding.b64decode(p.salt, 'rawurl');
   const nonces = [];
+  const hashes = [];
   for (let nonce = 0; nonce <= 0xffffffff && nonces.length < p.count; nonce++) {
     const key =
       p.algorithm === 'scrypt'
         ? gatehouse.scryptBytes(nonceBytes(nonce), salt, p.memoryKiB, 8, p.parallelism, 32)
         : gatehouse.argon2idBytes(nonceBytes(nonce), salt, p.iterations, p.memoryKiB, p.parallelism, 32);
     const v = new DataView(key).getUint32(0, false);
-    if (v < p.target) nonces.push(nonce);
+    if (v < p.target) {
+      nonces.push(nonce);
+      hashes.push(encoding.b64encode(key.slice(0, 8), 'rawurl'));
+    }
   }
-  return { nonces };
+  return { nonces, hashes };
 }
 
 /**

@@ -166,7 +166,7 @@ describe.runIf(run)('the widget during an outage: the standby’s click and sele
       expect(submits[0]!.postDataJSON().answer).toEqual({
         input: 'keyboard',
         picks: [...wanted].sort((x, y) => x - y),
-        pow: { nonces: expect.any(Array) },
+        pow: { nonces: expect.any(Array), hashes: expect.any(Array) },
       });
       await expect.poll(() => page.locator('.panel').count()).toBe(0);
       expect(await focusedClass(page)).toBe('button.check');

@@ -13,7 +13,10 @@ export type DifficultyPolicy = {
   msPerHash: number;
   /** Average hashes per sub-puzzle while count < maxCount. */
   attemptsPerSubPuzzle: number;
-  /** Most sub-puzzles (a full verify costs up to this many hashes, a spot check one); past it sub-puzzles get harder. */
+  /**
+   * Most sub-puzzles; past it sub-puzzles get harder. The server hashes one per puzzle, so above 1 a client
+   * that skips some sub-puzzles passes with the share of the work it did (docs/pow.md).
+   */
   maxCount: number;
   /** Expected solve seconds at given scores, scores and seconds both ascending; log-linear in between. */
   curve: ReadonlyArray<readonly [score: number, seconds: number]>;
@@ -31,11 +34,11 @@ export const TEST_MODE_POW: PowParams = {
 
 /**
  * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 512, r = 8, p = 1 (512 KiB), about 1.2 ms
- * per hash in a Chromium worker and 0.6 ms through OpenSSL, so the one hash the server spot-checks per submit stays
- * under 1 ms; the smallest memory whose native ÷ browser ratio stays within 2× (hash-wasm's fixed cost per call
- * dominates below it). About 0.5 s at low risk (6 sub-puzzles of 52 hashes), rising to about 8 s at score 100.
- * Until 2026-11-25 it was N = 4096 (4 MiB) with 8 hashes per sub-puzzle at 12 ms: the same expected browser
- * seconds per score; puzzles sealed then carry their own parameters and still verify.
+ * per hash in a Chromium worker and 0.6 ms through OpenSSL. One sub-puzzle per puzzle: the server hashes one
+ * sub-puzzle per puzzle, so with one there is no part of the work a client can skip and still pass (more
+ * sub-puzzles would narrow the spread of solve times, but each one the server does not hash is work a
+ * cheater can leave out). About 0.5 s at low risk, rising to about 8 s at score 100. Puzzles sealed with
+ * other parameters carry them and still verify.
  */
 export const DEFAULT_POW_POLICY: DifficultyPolicy = {
   algorithm: 'scrypt',
@@ -44,7 +47,7 @@ export const DEFAULT_POW_POLICY: DifficultyPolicy = {
   parallelism: 1,
   msPerHash: 1.85,
   attemptsPerSubPuzzle: 52,
-  maxCount: 12,
+  maxCount: 1,
   curve: [
     [0, 0.5],
     [30, 0.5],

@@ -25,6 +25,7 @@ export {
 } from './params.ts';
 export {
   createPuzzle,
+  HASH_PREFIX_BYTES,
   type PowSolution,
   PUZZLE_VERSION,
   type Puzzle,

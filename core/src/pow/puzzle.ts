@@ -16,8 +16,16 @@ export type Puzzle = PowParams & {
   salt: string;
 };
 
-/** What a solver returns: `count` distinct nonces in ascending order, each one solving a sub-puzzle. */
-export type PowSolution = { nonces: number[] };
+/**
+ * What a solver returns: `count` distinct nonces in ascending order, each one solving a sub-puzzle, and beside
+ * each nonce the first HASH_PREFIX_BYTES of its hash (base64url). The prefix binds every nonce to its hash:
+ * a client that skipped a hash has to guess 64 bits the server recomputes, instead of hoping the nonce
+ * meets the target by chance.
+ */
+export type PowSolution = { nonces: number[]; hashes: string[] };
+
+/** Bytes of each nonce's hash a solution carries: the four the target reads, and four more. */
+export const HASH_PREFIX_BYTES = 8;
 
 /** Fills `length` bytes from a cryptographically secure generator. */
 export type RandomBytes = (length: number) => Uint8Array;

@@ -1,7 +1,7 @@
-import { meetsTarget, nonceBytes } from './encoding.ts';
+import { meetsTarget, nonceBytes, toBase64Url } from './encoding.ts';
 import { type PowHasher, wasmHasher } from './hash.ts';
 import { expectedAttempts, MAX_NONCE } from './params.ts';
-import { type PowSolution, type Puzzle, parsePuzzle } from './puzzle.ts';
+import { HASH_PREFIX_BYTES, type PowSolution, type Puzzle, parsePuzzle } from './puzzle.ts';
 
 /** Progress after each attempt: how far the solver is, for a progress bar. */
 export type SolveProgress = {
@@ -27,7 +27,10 @@ const YIELD_EVERY_MS = 200;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-/** Finds `count` distinct nonces whose hashes are below the target, in ascending order; throws for a malformed puzzle. */
+/**
+ * Finds `count` distinct nonces whose hashes are below the target, in ascending order, each with its hash's
+ * prefix; throws for a malformed puzzle.
+ */
 export async function solvePuzzle(puzzle: Puzzle, options: SolveOptions = {}): Promise<PowSolution> {
   const parsed = parsePuzzle(puzzle);
   if (!parsed) throw new TypeError('Malformed proof-of-work puzzle.');
@@ -35,13 +38,17 @@ export async function solvePuzzle(puzzle: Puzzle, options: SolveOptions = {}): P
   const { onProgress, signal, hasher = wasmHasher } = options;
   const expected = expectedAttempts(p);
   const nonces: number[] = [];
+  const hashes: string[] = [];
   let lastYield = Date.now();
   for (let nonce = 0; nonce <= MAX_NONCE; nonce++) {
     signal?.throwIfAborted();
     const hash = await hasher(nonceBytes(nonce), salt, p);
-    if (meetsTarget(hash, p.target)) nonces.push(nonce);
+    if (meetsTarget(hash, p.target)) {
+      nonces.push(nonce);
+      hashes.push(toBase64Url(hash.subarray(0, HASH_PREFIX_BYTES)));
+    }
     onProgress?.({ attempts: nonce + 1, found: nonces.length, count: p.count, expectedAttempts: expected });
-    if (nonces.length === p.count) return { nonces };
+    if (nonces.length === p.count) return { nonces, hashes };
     if (Date.now() - lastYield >= YIELD_EVERY_MS) {
       await yieldToEventLoop();
       lastYield = Date.now();

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POW_POLICY, difficultyForScore } from './difficulty.ts';
-import { meetsTarget, nonceBytes } from './encoding.ts';
+import { meetsTarget, nonceBytes, toBase64Url } from './encoding.ts';
 import { type PowHasher, wasmHasher } from './hash.ts';
 import { nativeHasher } from './native.ts';
 import { expectedAttempts, type PowParams, targetForAttempts } from './params.ts';
-import { createPuzzle, type Puzzle, parsePuzzle } from './puzzle.ts';
+import { createPuzzle, type PowSolution, type Puzzle, parsePuzzle } from './puzzle.ts';
 import { solvePuzzle } from './solve.ts';
 import { spotCheckSolution, spotCheckSolutions, verifySolution, wellFormedSolution } from './verify.ts';
 
@@ -28,12 +28,18 @@ async function failingNonce(puzzle: Puzzle, above: number): Promise<number> {
   }
 }
 
+/** A made-up prefix meeting any target: what a cheater sends for a sub-puzzle it did not hash. */
+const FAKE_PREFIX = toBase64Url(new Uint8Array(8));
+
 /** A solution whose last `skipped` sub-puzzles were not solved (nonces still strictly ascending). */
-async function cheated(skipped: number): Promise<{ puzzle: Puzzle; nonces: number[] }> {
+async function cheated(skipped: number): Promise<{ puzzle: Puzzle; solution: PowSolution }> {
   const puzzle = createPuzzle(params);
-  const nonces = [...(await solvePuzzle(puzzle)).nonces];
-  for (let i = COUNT - skipped; i < COUNT; i++) nonces[i] = await failingNonce(puzzle, nonces[i - 1] ?? -1);
-  return { puzzle, nonces };
+  const { nonces, hashes } = await solvePuzzle(puzzle);
+  for (let i = COUNT - skipped; i < COUNT; i++) {
+    nonces[i] = await failingNonce(puzzle, nonces[i - 1] ?? -1);
+    hashes[i] = FAKE_PREFIX;
+  }
+  return { puzzle, solution: { nonces, hashes } };
 }
 
 function counting(): { hasher: PowHasher; calls: () => number } {
@@ -47,14 +53,14 @@ function counting(): { hasher: PowHasher; calls: () => number } {
   };
 }
 
-describe('spotCheckSolution: one random sub-puzzle per submit', () => {
-  it('a solution with one skipped sub-puzzle out of n is refused with probability ~1/n over many challenges', async () => {
+describe('spotCheckSolution: one random sub-puzzle per puzzle', () => {
+  it('with several sub-puzzles, one skipped out of n is refused with probability ~1/n over many challenges', async () => {
     const CHALLENGES = 240;
     let refused = 0;
     for (let i = 0; i < CHALLENGES; i++) {
-      const { puzzle, nonces } = await cheated(1);
+      const { puzzle, solution } = await cheated(1);
       const { hasher, calls } = counting();
-      if (!(await spotCheckSolution(puzzle, { nonces }, { hasher }))) refused++;
+      if (!(await spotCheckSolution(puzzle, solution, { hasher }))) refused++;
       expect(calls()).toBe(1);
     }
     // Binomial(240, 1/4): mean 60, standard deviation 6.7; these bounds are 4.5 deviations either side.
@@ -62,23 +68,18 @@ describe('spotCheckSolution: one random sub-puzzle per submit', () => {
     expect(refused).toBeLessThanOrEqual(90);
   });
 
-  it('skipping half the sub-puzzles passes about half the time: success probability is 1 - s', async () => {
-    const CHALLENGES = 120;
-    let passed = 0;
-    for (let i = 0; i < CHALLENGES; i++) {
-      const { puzzle, nonces } = await cheated(2);
-      if (await spotCheckSolution(puzzle, { nonces })) passed++;
+  it('the pick is the checked sub-puzzle: the skipped one is refused, the others pass', async () => {
+    const { puzzle, solution } = await cheated(1);
+    for (let k = 0; k < COUNT; k++) {
+      expect(await spotCheckSolution(puzzle, solution, { pick: () => k })).toBe(k < COUNT - 1);
     }
-    // Binomial(120, 1/2): mean 60, standard deviation 5.5.
-    expect(passed).toBeGreaterThanOrEqual(35);
-    expect(passed).toBeLessThanOrEqual(85);
   });
 
-  it('the pick is the checked sub-puzzle: the skipped one is refused, the others pass', async () => {
-    const { puzzle, nonces } = await cheated(1);
-    for (let k = 0; k < COUNT; k++) {
-      expect(await spotCheckSolution(puzzle, { nonces }, { pick: () => k })).toBe(k < COUNT - 1);
-    }
+  it('a solved nonce sent with a prefix that is not its hash is refused when picked', async () => {
+    const puzzle = createPuzzle(params);
+    const { nonces, hashes } = await solvePuzzle(puzzle);
+    const swapped = { nonces, hashes: [hashes[1]!, hashes[0]!, ...hashes.slice(2)] };
+    expect(await spotCheckSolution(puzzle, swapped, { pick: () => 0 })).toBe(false);
   });
 
   it('an honest solution always passes, with exactly one hash', async () => {
@@ -93,73 +94,73 @@ describe('spotCheckSolution: one random sub-puzzle per submit', () => {
 
   it('malformed input is refused before any hash', async () => {
     const puzzle = createPuzzle(params);
-    const { nonces } = await solvePuzzle(puzzle);
+    const { nonces, hashes } = await solvePuzzle(puzzle);
     const { hasher, calls } = counting();
     for (const bad of [
       null,
       'x',
       {},
-      { nonces: nonces.slice(1) },
-      { nonces: [...nonces].reverse() },
-      { nonces: [nonces[0], nonces[0], nonces[1], nonces[2]] },
-      { nonces: nonces.map((n) => n + 0.5) },
-      { nonces: [-1, ...nonces.slice(1)] },
-      { nonces: [...nonces.slice(0, 3), 2 ** 32] },
+      { nonces },
+      { nonces: nonces.slice(1), hashes: hashes.slice(1) },
+      { nonces: [...nonces].reverse(), hashes },
+      { nonces: [nonces[0], nonces[0], nonces[1], nonces[2]], hashes },
+      { nonces: nonces.map((n) => n + 0.5), hashes },
+      { nonces: [-1, ...nonces.slice(1)], hashes },
+      { nonces: [...nonces.slice(0, 3), 2 ** 32], hashes },
+      { nonces, hashes: [...hashes.slice(0, 3), 'AAAA'] },
     ]) {
       expect(wellFormedSolution(puzzle, bad)).toBeNull();
       expect(await spotCheckSolution(puzzle, bad, { hasher })).toBe(false);
     }
-    expect(await spotCheckSolution({ ...puzzle, v: 2 }, { nonces }, { hasher })).toBe(false);
-    expect(await spotCheckSolution({ ...puzzle, target: 0 }, { nonces }, { hasher })).toBe(false);
+    expect(await spotCheckSolution({ ...puzzle, v: 2 }, { nonces, hashes }, { hasher })).toBe(false);
+    expect(await spotCheckSolution({ ...puzzle, target: 0 }, { nonces, hashes }, { hasher })).toBe(false);
     expect(calls()).toBe(0);
   });
 
-  it("several puzzles in one submit: still one hash, and a pick weighted by each sub-puzzle's work", async () => {
-    // A keyboard slide at the hard tier carries two puzzles. Puzzle `big`: 4 sub-puzzles of 2 hashes each;
-    // `small`: 4 of 1 (target 2^32, so every nonce solves). Weights follow the expected hashes.
-    const big = createPuzzle(params);
-    const small = createPuzzle({ ...params, target: 2 ** 32 });
-    const bigSolution = await solvePuzzle(big);
-    const smallSolution = await solvePuzzle(small);
-    let seen: number[] = [];
+  it('several puzzles in one submit: one hash for each, so skipping either puzzle is always refused', async () => {
+    // A keyboard slide at the hard tier carries two puzzles, each of the default's one sub-puzzle.
+    const one = { ...params, count: 1 };
+    const main = createPuzzle(one);
+    const extra = createPuzzle(one);
+    const mainSolution = await solvePuzzle(main);
+    const extraSolution = await solvePuzzle(extra);
     const { hasher, calls } = counting();
-    const pairs = [
-      [big, bigSolution],
-      [small, smallSolution],
-    ] as const;
-    const pick = (weights: number[]) => {
-      seen = weights;
-      return 5;
-    };
-    expect(await spotCheckSolutions(pairs, { hasher, pick })).toBe(true);
-    expect(seen).toEqual([2, 2, 2, 2, 1, 1, 1, 1]);
-    expect(calls()).toBe(1);
-    // Any malformed solution refuses the whole submit before a hash.
-    expect(await spotCheckSolutions([pairs[0], [small, { nonces: [1] }]], { hasher })).toBe(false);
-    expect(calls()).toBe(1);
-  });
-
-  it('skipping the whole smaller puzzle passes with probability (work kept) / (total work)', async () => {
-    // `big`: 4 sub-puzzles × 2 hashes, solved; `skipped`: 2 × 2 hashes, none solved. Work skipped: 4 of 12,
-    // so the pass rate is 2/3 (a uniform pick over the 6 sub-puzzles would give the same here only by chance).
-    const big = createPuzzle(params);
-    const bigSolution = await solvePuzzle(big);
-    const skipped = createPuzzle({ ...params, count: 2 });
-    const { nonces } = await cheatedAll(skipped);
-    const TRIALS = 300;
-    let passed = 0;
-    for (let i = 0; i < TRIALS; i++) {
-      if (
+    expect(
+      await spotCheckSolutions(
+        [
+          [main, mainSolution],
+          [extra, extraSolution],
+        ],
+        { hasher },
+      ),
+    ).toBe(true);
+    expect(calls()).toBe(2);
+    for (let i = 0; i < 50; i++) {
+      const skippedExtra = { nonces: [await failingNonce(extra, -1)], hashes: [FAKE_PREFIX] };
+      expect(
         await spotCheckSolutions([
-          [big, bigSolution],
-          [skipped, { nonces }],
-        ])
-      )
-        passed++;
+          [main, mainSolution],
+          [extra, skippedExtra],
+        ]),
+      ).toBe(false);
+      expect(
+        await spotCheckSolutions([
+          [main, skippedExtra],
+          [extra, extraSolution],
+        ]),
+      ).toBe(false);
     }
-    // Binomial(300, 2/3): mean 200, standard deviation 8.2; bounds 4.5 deviations either side.
-    expect(passed).toBeGreaterThanOrEqual(163);
-    expect(passed).toBeLessThanOrEqual(237);
+    // Any malformed solution refuses the whole submit before a hash.
+    expect(
+      await spotCheckSolutions(
+        [
+          [main, mainSolution],
+          [extra, { nonces: [1] }],
+        ],
+        { hasher },
+      ),
+    ).toBe(false);
+    expect(calls()).toBe(2);
   });
 
   it('a puzzle sealed with the old default (scrypt 4 MiB, 8 hashes per sub-puzzle) still verifies', async () => {
@@ -184,27 +185,17 @@ describe('spotCheckSolution: one random sub-puzzle per submit', () => {
   }, 60_000);
 });
 
-describe('the default policy after the switch to 512 KiB', () => {
-  it('expects the same browser seconds per score as the old 4 MiB policy (12 ms per hash, 8 per sub-puzzle)', () => {
-    const oldPolicy = { ...DEFAULT_POW_POLICY, memoryKiB: 4096, msPerHash: 12, attemptsPerSubPuzzle: 8 };
+describe('the default policy', () => {
+  it('has one sub-puzzle at every score, so the one hash the server computes covers the whole puzzle', () => {
+    const manySubPuzzles = { ...DEFAULT_POW_POLICY, maxCount: 12 };
     for (const score of [0, 30, 50, 60, 70, 80, 90, 100]) {
       const now = difficultyForScore(score);
-      const before = difficultyForScore(score, oldPolicy);
-      expect(now.memoryKiB).toBe(512);
-      expect(now.count).toBe(before.count);
-      const seconds = (p: PowParams, ms: number) => (expectedAttempts(p) * ms) / 1000;
-      // Within 3%: the sub-puzzle sizes are rounded to whole targets.
-      expect(seconds(now, DEFAULT_POW_POLICY.msPerHash) / seconds(before, 12)).toBeGreaterThan(0.97);
-      expect(seconds(now, DEFAULT_POW_POLICY.msPerHash) / seconds(before, 12)).toBeLessThan(1.03);
+      expect(now).toMatchObject({ algorithm: 'scrypt', memoryKiB: 512, count: 1 });
+      // The same browser seconds as the same curve cut into sub-puzzles of 52 hashes: at most the rounding
+      // of those up to whole sub-puzzles (312 against 270 hashes at low risk) below it.
+      const ratio = expectedAttempts(now) / expectedAttempts(difficultyForScore(score, manySubPuzzles));
+      expect(ratio).toBeGreaterThan(0.85);
+      expect(ratio).toBeLessThanOrEqual(1.0001);
     }
   });
 });
-
-/** Nonces 0.. that all miss the target: a solution that skipped every sub-puzzle, still well formed. */
-async function cheatedAll(puzzle: Puzzle): Promise<{ nonces: number[] }> {
-  const nonces: number[] = [];
-  for (const _ of Array.from({ length: puzzle.count })) {
-    nonces.push(await failingNonce(puzzle, nonces.at(-1) ?? -1));
-  }
-  return { nonces };
-}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { meetsTarget, nonceBytes } from './encoding.ts';
+import { meetsTarget, nonceBytes, toBase64Url } from './encoding.ts';
 import { wasmHasher } from './hash.ts';
 import { nativeHasher } from './native.ts';
 import { type PowParams, targetForAttempts } from './params.ts';
@@ -28,6 +28,25 @@ async function failingNonce(puzzle: Puzzle, above: number): Promise<number> {
   }
 }
 
+/**
+ * An answer for these nonces as a cheater would send it: each nonce with its real hash prefix when that meets
+ * the target, otherwise a made-up prefix that does (so only the hash, step 4, can refuse it).
+ */
+async function answer(puzzle: Puzzle, nonces: unknown[]): Promise<{ nonces: unknown[]; hashes: string[] }> {
+  const salt = parsePuzzle(puzzle)?.salt ?? new Uint8Array(16);
+  const hashes = [];
+  for (const n of nonces) {
+    const real =
+      Number.isInteger(n) && (n as number) >= 0 && (n as number) < 2 ** 32
+        ? await wasmHasher(nonceBytes(n as number), salt, puzzle)
+        : new Uint8Array(32);
+    const prefix = real.slice(0, 8);
+    if (!meetsTarget(prefix, puzzle.target)) prefix.fill(0, 0, 4);
+    hashes.push(toBase64Url(prefix));
+  }
+  return { nonces, hashes };
+}
+
 describe('verifySolution', () => {
   let puzzle: Puzzle;
   let solution: PowSolution;
@@ -48,7 +67,7 @@ describe('verifySolution', () => {
   it('step 4: rejects a wrong nonce', async () => {
     const nonces = [...solution.nonces];
     nonces[3] = await failingNonce(puzzle, nonces[3]!);
-    expect(await verifySolution(puzzle, { nonces })).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, nonces))).toBe(false);
   });
 
   it('step 4: rejects the solution against an altered puzzle (salt, memory, iterations, harder target)', async () => {
@@ -69,19 +88,45 @@ describe('verifySolution', () => {
 
   it('step 3: rejects duplicated, unordered and out-of-range nonces', async () => {
     const [a, b, c, d] = solution.nonces as [number, number, number, number];
-    expect(await verifySolution(puzzle, { nonces: [a, a, a, a] })).toBe(false);
-    expect(await verifySolution(puzzle, { nonces: [a, b, c, c] })).toBe(false);
-    expect(await verifySolution(puzzle, { nonces: [b, a, c, d] })).toBe(false);
-    expect(await verifySolution(puzzle, { nonces: [-1, b, c, d] })).toBe(false);
-    expect(await verifySolution(puzzle, { nonces: [a, b, c, 2 ** 32] })).toBe(false);
-    expect(await verifySolution(puzzle, { nonces: [a, b, c, d + 0.5] })).toBe(false);
-    expect(await verifySolution(puzzle, { nonces: [String(a), b, c, d] })).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, [a, a, a, a]))).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, [a, b, c, c]))).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, [b, a, c, d]))).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, [-1, b, c, d]))).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, [a, b, c, 2 ** 32]))).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, [a, b, c, d + 0.5]))).toBe(false);
+    expect(await verifySolution(puzzle, await answer(puzzle, [String(a), b, c, d]))).toBe(false);
+  });
+
+  it('step 3: rejects missing, malformed and off-target hash prefixes before any hash', async () => {
+    let calls = 0;
+    const counting: typeof wasmHasher = (...args) => {
+      calls++;
+      return wasmHasher(...args);
+    };
+    const { nonces, hashes } = solution;
+    const miss = toBase64Url(new Uint8Array(8).fill(255));
+    for (const bad of [
+      undefined,
+      hashes.slice(1),
+      [...hashes.slice(0, 3), miss],
+      [...hashes.slice(0, 3), hashes[3]!.slice(1)],
+      [...hashes.slice(0, 3), `${hashes[3]}AA`],
+      [...hashes.slice(0, 3), 7],
+    ]) {
+      expect(await verifySolution(puzzle, { nonces, hashes: bad }, { hasher: counting })).toBe(false);
+    }
+    expect(calls).toBe(0);
+  });
+
+  it('step 4: rejects a nonce sent with a prefix that is not its own', async () => {
+    const [h0, h1, ...rest] = solution.hashes;
+    expect(await verifySolution(puzzle, { nonces: solution.nonces, hashes: [h1, h0, ...rest] })).toBe(false);
   });
 
   it('step 2: rejects the wrong number of nonces and non-objects', async () => {
     const { nonces } = solution;
     for (const bad of [nonces.slice(1), [...nonces, nonces[3]! + 1], []]) {
-      expect(await verifySolution(puzzle, { nonces: bad })).toBe(false);
+      expect(await verifySolution(puzzle, await answer(puzzle, bad))).toBe(false);
     }
     for (const bad of [null, undefined, 3, 'x', nonces, { nonce: nonces }, { nonces: 'a,b' }]) {
       expect(await verifySolution(puzzle, bad)).toBe(false);
@@ -98,7 +143,7 @@ describe('verifySolution', () => {
     await fc.assert(
       fc.asyncProperty(fc.anything(), fc.anything(), async (p, s) => {
         expect(await verifySolution(p as Puzzle, s)).toBe(false);
-        expect(await verifySolution(puzzle, { nonces: [s, s, s, s] })).toBe(false);
+        expect(await verifySolution(puzzle, await answer(puzzle, [s, s, s, s]))).toBe(false);
       }),
       { numRuns: 200 },
     );
@@ -119,7 +164,7 @@ describe('verifySolution', () => {
     calls = 0;
     const nonces = [await failingNonce(puzzle, -1), ...solution.nonces.slice(1)];
     if (nonces[0]! < nonces[1]!) {
-      expect(await verifySolution(puzzle, { nonces }, { hasher: counting })).toBe(false);
+      expect(await verifySolution(puzzle, await answer(puzzle, nonces), { hasher: counting })).toBe(false);
       expect(calls).toBe(1);
     }
   });

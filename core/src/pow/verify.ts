@@ -1,7 +1,7 @@
-import { meetsTarget, nonceBytes } from './encoding.ts';
+import { fromBase64Url, meetsTarget, nonceBytes } from './encoding.ts';
 import { type PowHasher, wasmHasher } from './hash.ts';
 import { MAX_NONCE } from './params.ts';
-import { type Puzzle, parsePuzzle } from './puzzle.ts';
+import { HASH_PREFIX_BYTES, type Puzzle, parsePuzzle } from './puzzle.ts';
 
 export type VerifyOptions = {
   /** Defaults to hash-wasm; the server may pass nativeHasher(), which tests prove byte-identical. */
@@ -20,6 +20,29 @@ function ascendingNonces(values: unknown[]): values is number[] {
 }
 
 /**
+ * Each claimed hash prefix decoded, when every one is HASH_PREFIX_BYTES of base64url whose first four bytes
+ * meet the target (no hash needed to refuse the rest), or null.
+ */
+function claimedPrefixes(values: unknown, count: number, target: number): Uint8Array[] | null {
+  if (!Array.isArray(values) || values.length !== count) return null;
+  const out: Uint8Array[] = [];
+  for (const value of values) {
+    const bytes = typeof value === 'string' ? fromBase64Url(value) : null;
+    if (!bytes || bytes.length !== HASH_PREFIX_BYTES || !meetsTarget(bytes, target)) return null;
+    out.push(bytes);
+  }
+  return out;
+}
+
+/** True when the hash starts with the claimed prefix; every byte compared, whatever differs first. */
+function startsWith(hash: Uint8Array, prefix: Uint8Array): boolean {
+  if (hash.length < prefix.length) return false;
+  let diff = 0;
+  for (let i = 0; i < prefix.length; i++) diff |= hash[i]! ^ prefix[i]!;
+  return diff === 0;
+}
+
+/**
  * Checks a solution against a puzzle with at most one hash per sub-puzzle; answers false, never throws, for
  * any malformed input. It does not check the seal, the expiry or replay: the caller does, before calling this.
  */
@@ -28,21 +51,16 @@ export async function verifySolution(
   solution: unknown,
   options: VerifyOptions = {},
 ): Promise<boolean> {
-  // 1. The puzzle is well formed: known version and algorithm, every parameter within POW_LIMITS, 16-byte salt.
-  const parsed = parsePuzzle(puzzle);
-  if (!parsed) return false;
-  const { puzzle: p, salt } = parsed;
-  // 2. The solution is an object holding exactly `count` nonces.
-  if (typeof solution !== 'object' || solution === null) return false;
-  const nonces: unknown = (solution as { nonces?: unknown }).nonces;
-  if (!Array.isArray(nonces) || nonces.length !== p.count) return false;
-  // 3. Each nonce is an unsigned 32-bit integer, strictly ascending: no duplicates, one canonical form.
-  if (!ascendingNonces(nonces)) return false;
-  // 4. Each nonce's hash is below the target; stop at the first that is not (cost: at most `count` hashes).
+  // 1-3. The puzzle and the solution are well formed (see wellFormedSolution): no hash yet.
+  const formed = wellFormedSolution(puzzle, solution);
+  if (!formed) return false;
+  // 4. Each nonce's hash starts with the prefix the solution claims for it (whose first four bytes meet the
+  // target); stop at the first that does not (cost: at most `count` hashes).
   const hasher = options.hasher ?? wasmHasher;
   try {
-    for (const nonce of nonces) {
-      if (!meetsTarget(await hasher(nonceBytes(nonce), salt, p), p.target)) return false;
+    for (const [i, nonce] of formed.nonces.entries()) {
+      const hash = await hasher(nonceBytes(nonce), formed.salt, formed.puzzle);
+      if (!startsWith(hash, formed.prefixes[i]!)) return false;
     }
   } catch {
     return false;
@@ -61,46 +79,37 @@ function secureIndex(n: number): number {
 }
 
 export type SpotCheckOptions = VerifyOptions & {
-  /**
-   * Which sub-puzzle to hash, as an index into all the sub-puzzles of all the puzzles in order, given each
-   * one's expected hashes; defaults to a secure pick weighted by those. Tests only.
-   */
-  pick?: (weights: number[]) => number;
+  /** Which of a puzzle's `count` sub-puzzles to hash; defaults to a uniform secure pick. Tests only. */
+  pick?: (count: number) => number;
 };
 
-/** An index drawn with probability weights[i] / sum(weights), from a secure generator (2^-32 resolution). */
-function securePick(weights: number[]): number {
-  const total = weights.reduce((a, b) => a + b, 0);
-  let x = (secureIndex(2 ** 32) / 2 ** 32) * total;
-  for (let i = 0; i < weights.length; i++) {
-    x -= weights[i]!;
-    if (x < 0) return i;
-  }
-  return weights.length - 1;
-}
-
-/** The puzzle and the solution's nonces when both are well formed (steps 1-3 of verifySolution, no hash), or null. */
+/** The puzzle, its salt, and the solution's nonces and claimed hash prefixes when all are well formed, or null. */
 export function wellFormedSolution(
   puzzle: unknown,
   solution: unknown,
-): { puzzle: Puzzle; salt: Uint8Array; nonces: number[] } | null {
+): { puzzle: Puzzle; salt: Uint8Array; nonces: number[]; prefixes: Uint8Array[] } | null {
+  // 1. The puzzle is well formed: known version and algorithm, every parameter within POW_LIMITS, 16-byte salt.
   const parsed = parsePuzzle(puzzle);
   if (!parsed) return null;
+  // 2. The solution is an object holding exactly `count` nonces and `count` hash prefixes.
   if (typeof solution !== 'object' || solution === null) return null;
-  const nonces: unknown = (solution as { nonces?: unknown }).nonces;
+  const { nonces, hashes } = solution as { nonces?: unknown; hashes?: unknown };
+  // 3. Each nonce is an unsigned 32-bit integer, strictly ascending; each prefix is 8 bytes meeting the target.
   if (!Array.isArray(nonces) || nonces.length !== parsed.puzzle.count || !ascendingNonces(nonces))
     return null;
-  return { ...parsed, nonces };
+  const prefixes = claimedPrefixes(hashes, parsed.puzzle.count, parsed.puzzle.target);
+  if (!prefixes) return null;
+  return { ...parsed, nonces, prefixes };
 }
 
 /**
  * The server's check of one submit that carries one or more puzzles (a hard-tier slide made with the keyboard
- * carries two): every solution is well formed, and ONE sub-puzzle among all of them, chosen at random after
- * the submit arrived, is solved. One hash, whatever the puzzles and their `count`. The pick weighs each
- * sub-puzzle by its expected hashes (2^32 / target), so skipping any set of sub-puzzles passes with
- * probability 1 - (work skipped / total work). Sound only when the caller burns the challenge on a false
- * answer and the client cannot predict the pick: then a cheater's expected work per success equals solving
- * everything (docs/pow.md, "Spot-checking one sub-puzzle").
+ * carries two): every solution is well formed, and in each puzzle ONE sub-puzzle, chosen at random after the
+ * submit arrived, hashes to the prefix the solution claims. One hash per puzzle, whatever its `count`.
+ * A nonce whose hash was never computed passes only if its claimed 64-bit prefix is right by chance (2^-64);
+ * with `count` = 1 (the default policy) that check covers the whole puzzle, so no part of the work can be
+ * skipped. Sound only when the caller burns the challenge on a false answer (docs/pow.md, "No pass without
+ * the work").
  */
 export async function spotCheckSolutions(
   pairs: ReadonlyArray<readonly [puzzle: unknown, solution: unknown]>,
@@ -112,17 +121,20 @@ export async function spotCheckSolutions(
     if (!one) return false;
     formed.push(one);
   }
-  const subPuzzles = formed.flatMap((f) => f.nonces.map((nonce) => ({ ...f, nonce })));
-  if (subPuzzles.length === 0) return false;
-  const index = (options.pick ?? securePick)(subPuzzles.map((s) => 2 ** 32 / s.puzzle.target));
-  const picked = subPuzzles[index];
-  if (!picked) return false;
+  if (formed.length === 0) return false;
+  const hasher = options.hasher ?? wasmHasher;
   try {
-    const hash = await (options.hasher ?? wasmHasher)(nonceBytes(picked.nonce), picked.salt, picked.puzzle);
-    return meetsTarget(hash, picked.puzzle.target);
+    for (const f of formed) {
+      const index = (options.pick ?? secureIndex)(f.nonces.length);
+      const nonce = f.nonces[index];
+      const prefix = f.prefixes[index];
+      if (nonce === undefined || !prefix) return false;
+      if (!startsWith(await hasher(nonceBytes(nonce), f.salt, f.puzzle), prefix)) return false;
+    }
   } catch {
     return false;
   }
+  return true;
 }
 
 /** spotCheckSolutions for one puzzle: the shape, then one sub-puzzle picked uniformly at random (one hash). */

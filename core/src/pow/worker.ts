@@ -4,13 +4,13 @@
  * Out: { type: 'progress', ...SolveProgress } after each hash, then { type: 'solution', solution, ms }
  *      or { type: 'error', message } (an abort reports 'aborted').
  */
-import type { Puzzle } from './puzzle.ts';
+import type { PowSolution, Puzzle } from './puzzle.ts';
 import { type SolveProgress, solvePuzzle } from './solve.ts';
 
 export type WorkerRequest = { type: 'solve'; puzzle: Puzzle } | { type: 'abort' };
 export type WorkerResponse =
   | ({ type: 'progress' } & SolveProgress)
-  | { type: 'solution'; solution: { nonces: number[] }; ms: number }
+  | { type: 'solution'; solution: PowSolution; ms: number }
   | { type: 'error'; message: string };
 
 type WorkerScope = {

@@ -106,7 +106,7 @@ describe.runIf(run)('the select grid answered with the keyboard, in Chromium', (
       expect(sent).toEqual({
         input: 'keyboard',
         picks: [...wanted].sort((x, y) => x - y),
-        pow: { nonces: expect.any(Array) },
+        pow: { nonces: expect.any(Array), hashes: expect.any(Array) },
       });
       expect(sent.pow.nonces).toHaveLength(data.image.keyboard_pow.count);
       const verdict = await validate((result as { token: string }).token, a.auth);
