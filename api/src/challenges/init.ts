@@ -1,11 +1,13 @@
 import { randomId } from '@gatehouse/core/crypto';
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
+import { createPuzzle } from '@gatehouse/core/pow';
 import { DEGRADED_TOKEN_TTL_SECONDS, MAX_TOKEN_LENGTH } from '@gatehouse/core/tokens';
 import { z } from 'zod';
 import type { Deps } from '../deps.ts';
 import { countChallenge, countChallengeNow, refundChallenge } from '../quotas/monthly-quota.ts';
 import { resolvePolicy } from '../risk/policy.ts';
+import { pricedPowParams } from '../risk/pressure.ts';
 import { clientSignals, type RequestFacts } from '../risk/signals.ts';
 import { mintDegradedToken } from '../tokens/degraded-tokens.ts';
 import {
@@ -118,6 +120,14 @@ export async function initChallenge(
   });
   if (tier === 'reject') {
     countTier(deps, tier);
+    // Too many challenges from the request's sources this hour (pressure pricing): until the count decays.
+    if (risk.pressure.stage === 'reject' && risk.retryAfterSeconds) {
+      throw new GatehouseError(
+        'request_rejected',
+        'Too many challenges from this network: try again later.',
+        { 'Retry-After': String(risk.retryAfterSeconds) },
+      );
+    }
     // Refused for wrong answers in a row (answers.refused): for minutes only, and the client is told when.
     if (risk.retryAfterSeconds) {
       throw new GatehouseError(
@@ -156,7 +166,12 @@ export async function initChallenge(
 
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
-  const pow = tier === 'image' ? undefined : makePow(app.testMode ? 0 : risk.score, tier, app.testMode);
+  const base = tier === 'image' ? undefined : makePow(app.testMode ? 0 : risk.score, tier, app.testMode);
+  // Priced up by the sources' pressure (never a test app's): the same hash, more expected work.
+  const pow =
+    base && !app.testMode && risk.pressure.multiplier > 1
+      ? { puzzle: createPuzzle(pricedPowParams(base.puzzle, risk.score, risk.pressure.multiplier)) }
+      : base;
   // An image answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
   const kpow = image ? keyboardPow() : undefined;
   // Built field by field, not with conditional spreads (a temporary object and a generic copy each).

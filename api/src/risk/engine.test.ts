@@ -39,7 +39,12 @@ function assess(
 
 describe('RiskEngine', () => {
   it('gives an ordinary browser the base score and the invisible tier', async () => {
-    expect(await assess()).toEqual({ score: BASE_SCORE, tier: 'invisible', reasons: [] });
+    expect(await assess()).toEqual({
+      score: BASE_SCORE,
+      tier: 'invisible',
+      reasons: [],
+      pressure: { doublings: 0, multiplier: 1, stage: 'base', reasons: [] },
+    });
   });
   it('lowers the score for a server token, never below 0', async () => {
     const result = await assess({ serverToken: true });

@@ -1,6 +1,7 @@
 import { GatehouseError } from '@gatehouse/core/errors';
 import { type AnswerHistory, answerFindings, historyKey, MemoryAnswerHistory } from './answer-history.ts';
 import { type RiskPolicy, type Tier, tierFor } from './policy.ts';
+import { PRESSURE_WINDOW_MS, type Pressure, pressureOf, pressureSources } from './pressure.ts';
 import type { DatacenterRanges } from './ranges.ts';
 import { Reputation } from './reputation.ts';
 import { automationRules } from './rules/automation.ts';
@@ -8,7 +9,7 @@ import { behaviourRules } from './rules/behaviour.ts';
 import { headerRules } from './rules/headers.ts';
 import { networkFindings, networkRules, velocityKeys } from './rules/network.ts';
 import type { ClientSignals, RequestFacts, RiskFinding } from './signals.ts';
-import type { VelocityCounter } from './velocity.ts';
+import { MemoryVelocity, type VelocityCounter } from './velocity.ts';
 
 const compiled = new WeakMap<object, Reputation>();
 
@@ -45,10 +46,15 @@ export interface RiskAssessment {
    */
   reasons: string[];
   /**
-   * Set when the tier is `reject` because of consecutive wrong answers from the address: how long until
-   * its count decays under the threshold (sent as Retry-After).
+   * Set when the tier is `reject` because of consecutive wrong answers from the address, or because a
+   * source's pressure reached the refusal: how long until its count decays under it (sent as Retry-After).
    */
   retryAfterSeconds?: number;
+  /**
+   * What sustained automation from the request's sources does to its price: the proof-of-work's work is
+   * multiplied by `pressure.multiplier` (1 at the base price), and the tier already says image or reject.
+   */
+  pressure: Pressure;
 }
 
 /**
@@ -63,6 +69,10 @@ export class RiskEngine {
   readonly datacenter: DatacenterRanges | undefined;
   /** Recent image answers per app and address (wrong ones escalate, keyboard ones add a little). */
   readonly answers: AnswerHistory;
+  /** Challenges per source over the sliding hour (pressure pricing): the same store as the velocity counts. */
+  readonly #pressure: VelocityCounter;
+  /** The time the counts are read at: a bench or a test replays an hour in moments by setting it. */
+  clock: () => number = Date.now;
 
   constructor(
     velocity: VelocityCounter,
@@ -74,6 +84,8 @@ export class RiskEngine {
     this.#reputation = reputation;
     this.datacenter = datacenter;
     this.answers = answers;
+    this.#pressure =
+      velocity.withWindow?.(PRESSURE_WINDOW_MS) ?? new MemoryVelocity(200_000, PRESSURE_WINDOW_MS);
   }
 
   /**
@@ -83,28 +95,50 @@ export class RiskEngine {
   assessNow(input: RiskInput): RiskAssessment | undefined {
     const velocity = this.#velocity;
     const answers = this.answers;
-    if (!velocity.hitNow || !answers.readNow) return undefined;
+    const pressure = this.#pressure;
+    if (!velocity.hitNow || !answers.readNow || !pressure.hitNow) return undefined;
+    const now = this.clock();
     const where = { ip: input.facts.ip, appId: input.appId };
     const network = networkFindings(
       where.ip,
-      velocity.hitNow(velocityKeys(where)),
+      velocity.hitNow(velocityKeys(where), now),
       this.#reputations(input),
       input.policy.velocity,
       this.datacenter,
     );
-    return this.#judge(input, network, answers.readNow(historyKey(input.appId, input.facts.ip)));
+    const sources = this.#sources(input);
+    return this.#judge(
+      input,
+      network,
+      answers.readNow(historyKey(input.appId, input.facts.ip), now),
+      pressureOf(pressure.hitNow(sources.keys, now), sources.sources, input.policy.pressure),
+    );
   }
 
   async assess(input: RiskInput): Promise<RiskAssessment> {
-    const now = this.assessNow(input);
-    if (now) return now;
+    const local = this.assessNow(input);
+    if (local) return local;
+    const now = this.clock();
     const where = { ip: input.facts.ip, appId: input.appId };
-    // Shared counts (Redis): both read in one wait.
-    const [network, counts] = await Promise.all([
-      networkRules(where, this.#velocity, this.#reputations(input), input.policy.velocity, this.datacenter),
-      this.answers.read(historyKey(input.appId, input.facts.ip)),
+    const sources = this.#sources(input);
+    // Shared counts (Redis): all read in one wait.
+    const [network, counts, pressed] = await Promise.all([
+      networkRules(
+        where,
+        this.#velocity,
+        this.#reputations(input),
+        input.policy.velocity,
+        this.datacenter,
+        now,
+      ),
+      this.answers.read(historyKey(input.appId, input.facts.ip), now),
+      this.#pressure.hit(sources.keys, now),
     ]);
-    return this.#judge(input, network, counts);
+    return this.#judge(input, network, counts, pressureOf(pressed, sources.sources, input.policy.pressure));
+  }
+
+  #sources(input: RiskInput) {
+    return pressureSources(input.appId, input.facts.ip, this.datacenter?.provider(input.facts.ip));
   }
 
   #reputations(input: RiskInput): Reputation[] {
@@ -117,6 +151,7 @@ export class RiskEngine {
     input: RiskInput,
     network: ReturnType<typeof networkFindings>,
     counts: Parameters<typeof answerFindings>[0],
+    measured: Pressure,
   ): RiskAssessment {
     const answered = answerFindings(counts);
     const findings: RiskFinding[] = [
@@ -133,7 +168,9 @@ export class RiskEngine {
     const score = Math.max(0, Math.min(100, Math.round(total)));
     // Too many wrong answers in a row: refused, whatever the policy's high tier, until the count decays.
     const refused = answered.refuseForSeconds > 0;
-    const tier = refused ? 'reject' : tierFor(score, input.policy);
+    // An address the operator allows is never priced up (an integrator's own backend, a known office).
+    const pressure = findings.some((f) => f.reason === 'network.allow_list') ? UNPRESSED : measured;
+    const tier = refused ? 'reject' : pressedTier(tierFor(score, input.policy), pressure);
 
     const limit =
       tier === 'hard' || tier === 'reject'
@@ -149,7 +186,26 @@ export class RiskEngine {
       );
     }
     const reasons = findings.map((f) => `${f.reason}:${f.points > 0 ? '+' : ''}${f.points}`);
+    reasons.push(...pressure.reasons);
     if (refused) reasons.push('answers.refused');
-    return { score, tier, reasons, ...(refused ? { retryAfterSeconds: answered.refuseForSeconds } : {}) };
+    const retryAfterSeconds = refused
+      ? answered.refuseForSeconds
+      : tier === 'reject'
+        ? pressure.retryAfterSeconds
+        : undefined;
+    return { score, tier, reasons, pressure, ...(retryAfterSeconds ? { retryAfterSeconds } : {}) };
   }
+}
+
+const UNPRESSED: Pressure = Object.freeze({ doublings: 0, multiplier: 1, stage: 'base', reasons: [] });
+
+/**
+ * The score's tier raised by the pressure: a priced request needs a proof-of-work to carry its price (an
+ * image alone costs a script next to nothing), the image stage adds the picture, the last stage refuses.
+ */
+function pressedTier(tier: Tier, pressure: Pressure): Tier {
+  if (tier === 'reject' || pressure.stage === 'base') return tier;
+  if (pressure.stage === 'reject') return 'reject';
+  if (tier === 'image' || pressure.stage === 'image') return 'hard';
+  return tier;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_PRESSURE, pressurePolicy } from './pressure.ts';
 import { reputationLists } from './reputation.ts';
 
 /**
@@ -34,6 +35,8 @@ export const riskPolicy = z
       })
       .default({ ip_per_minute: 120, high_risk_ip_per_minute: 20 }),
     reputation: reputationLists.partial().optional(),
+    /** Per-source prices of sustained automation (docs/security.md, "Pressure pricing"). */
+    pressure: pressurePolicy.default(DEFAULT_PRESSURE),
   })
   .refine((p) => p.invisible_below <= p.image_below, {
     message: 'invisible_below must not exceed image_below',

@@ -1,20 +1,25 @@
 import type { Redis } from 'ioredis';
 
-/** Counts events per key over a sliding minute (two fixed windows, the previous one weighted by overlap). */
+/**
+ * Counts events per key over a sliding window, a minute unless told (two fixed windows, the previous one
+ * weighted by overlap).
+ */
 export interface VelocityCounter {
-  /** Records one event for every key and returns each key's rate per minute, in order. */
+  /** Records one event for every key and returns each key's count over the window, in order. */
   hit(keys: readonly string[], now?: number): Promise<number[]>;
   /**
    * The same without a promise, where the counts live in this process: the risk engine takes it when offered
    * (an init's awaits were a measurable share of its CPU, issue 14).
    */
   hitNow?(keys: readonly string[], now?: number): number[];
+  /** A counter of the same kind (this process, or the same Redis) over another window length. */
+  withWindow?(windowMs: number): VelocityCounter;
 }
 
-const WINDOW_MS = 60_000;
+const MINUTE_MS = 60_000;
 
-function slide(current: number, previous: number, now: number): number {
-  const elapsed = (now % WINDOW_MS) / WINDOW_MS;
+function slide(current: number, previous: number, now: number, windowMs: number): number {
+  const elapsed = (now % windowMs) / windowMs;
   return current + previous * (1 - elapsed);
 }
 
@@ -22,9 +27,15 @@ function slide(current: number, previous: number, now: number): number {
 export class MemoryVelocity implements VelocityCounter {
   readonly #counts = new Map<string, { window: number; current: number; previous: number }>();
   readonly #maxKeys: number;
+  readonly #windowMs: number;
 
-  constructor(maxKeys = 200_000) {
+  constructor(maxKeys = 200_000, windowMs = MINUTE_MS) {
     this.#maxKeys = maxKeys;
+    this.#windowMs = windowMs;
+  }
+
+  withWindow(windowMs: number): MemoryVelocity {
+    return new MemoryVelocity(this.#maxKeys, windowMs);
   }
 
   async hit(keys: readonly string[], now = Date.now()): Promise<number[]> {
@@ -32,7 +43,7 @@ export class MemoryVelocity implements VelocityCounter {
   }
 
   hitNow(keys: readonly string[], now = Date.now()): number[] {
-    const window = Math.floor(now / WINDOW_MS);
+    const window = Math.floor(now / this.#windowMs);
     if (this.#counts.size > this.#maxKeys) this.#prune(window);
     return keys.map((key) => {
       let entry = this.#counts.get(key);
@@ -40,7 +51,7 @@ export class MemoryVelocity implements VelocityCounter {
       else if (entry.window === window - 1) entry = { window, current: 0, previous: entry.current };
       entry.current += 1;
       this.#counts.set(key, entry);
-      return slide(entry.current, entry.previous, now);
+      return slide(entry.current, entry.previous, now, this.#windowMs);
     });
   }
 
@@ -54,26 +65,36 @@ export class MemoryVelocity implements VelocityCounter {
 /** Counts shared by every instance through Redis: one round trip per call, keys expire on their own. */
 export class RedisVelocity implements VelocityCounter {
   readonly #redis: Redis;
+  readonly #windowMs: number;
+  /** Key prefix: a window other than the minute has its own, so equal key names never share a count. */
+  readonly #prefix: string;
 
-  constructor(redis: Redis) {
+  constructor(redis: Redis, windowMs = MINUTE_MS) {
     this.#redis = redis;
+    this.#windowMs = windowMs;
+    this.#prefix = windowMs === MINUTE_MS ? 'gatehouse:vel:' : `gatehouse:vel${windowMs}:`;
+  }
+
+  withWindow(windowMs: number): RedisVelocity {
+    return new RedisVelocity(this.#redis, windowMs);
   }
 
   async hit(keys: readonly string[], now = Date.now()): Promise<number[]> {
-    const window = Math.floor(now / WINDOW_MS);
+    const windowMs = this.#windowMs;
+    const window = Math.floor(now / windowMs);
     const pipeline = this.#redis.multi();
     for (const key of keys) {
-      const current = `gatehouse:vel:${key}:${window}`;
+      const current = `${this.#prefix}${key}:${window}`;
       pipeline
         .incr(current)
-        .pexpire(current, WINDOW_MS * 2)
-        .get(`gatehouse:vel:${key}:${window - 1}`);
+        .pexpire(current, windowMs * 2)
+        .get(`${this.#prefix}${key}:${window - 1}`);
     }
     const results = (await pipeline.exec()) ?? [];
     return keys.map((_, i) => {
       const current = Number(results[i * 3]?.[1] ?? 0);
       const previous = Number(results[i * 3 + 2]?.[1] ?? 0);
-      return slide(current, previous, now);
+      return slide(current, previous, now, windowMs);
     });
   }
 }

@@ -39,8 +39,9 @@ export async function networkRules(
   reputations: Reputation[],
   thresholds: NetworkThresholds,
   datacenter?: DatacenterRanges,
+  now?: number,
 ): Promise<{ findings: RiskFinding[]; ipRate: number }> {
-  const rates = await velocity.hit(velocityKeys(input));
+  const rates = await velocity.hit(velocityKeys(input), now);
   return networkFindings(input.ip, rates, reputations, thresholds, datacenter);
 }
 
