@@ -1,5 +1,6 @@
 import { GatehouseError } from '@gatehouse/core/errors';
 import { errorEnvelope, jsonBodies, requestContext, utf8Only } from '@gatehouse/core/http';
+import { siteverifyBoundary } from '@gatehouse/standby/siteverify';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -63,6 +64,8 @@ export function createApp(deps: Deps): Koa {
   // one was counted as 404, the status before the envelope set it).
   app.use(requestContext(deps.logger, routeMetrics(deps)));
   app.use(errorEnvelope(deps.logger));
+  // The siteverify paths answer a refused request (413, 415, 400, 429) in the vendor's shape.
+  app.use(siteverifyBoundary());
   app.use(internalEndpoints(deps.config.internal));
   app.use(databaseErrors(databaseHealth));
   app.use(authThrottling(deps.authThrottle));

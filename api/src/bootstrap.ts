@@ -10,6 +10,7 @@ import {
   RedisConsumptionStore,
 } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust, type OfflineTrust, RedisOfflineTrust } from '@gatehouse/core/offline-trust';
+import { enforceStandbyStore, mainApiStore } from '@gatehouse/standby/store-check';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { AppRepository } from './apps/repository.ts';
@@ -55,6 +56,13 @@ export async function bootstrap(
   alternativeSettings();
   keyboardPowSeconds();
   const log = logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  // Outage tokens lost after a recovery: refused in production, the start's loudest line elsewhere.
+  const standbyStore = mainApiStore(
+    config.standby.storeUrl,
+    options.offlineStore !== undefined,
+    config.standby.bypassUrls.length + config.standby.fallbackUrls.length > 0,
+  );
+  enforceStandbyStore(standbyStore, process.env, (message) => log.warn(message));
   // DATA_DIR holds the generated admin token and sync credential, and by default the embedded database:
   // private when Gatehouse writes any of them (a deployment with all three configured writes nothing).
   const writesLocally = !config.databaseUrl || !config.adminToken || !config.standby.syncToken;
@@ -97,6 +105,7 @@ export async function bootstrap(
     standbyKeys,
     offlineTrust,
     offlineStore,
+    standbyStore,
     offline: {
       keys: standbyKeys,
       trust: offlineTrust,

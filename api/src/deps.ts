@@ -3,6 +3,7 @@ import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
 import type { OfflineTrust } from '@gatehouse/core/offline-trust';
 import type { OfflineChecker } from '@gatehouse/core/offline-validation';
 import type { TokenKeys } from '@gatehouse/core/tokens';
+import type { StandbyStoreState } from '@gatehouse/standby/store-check';
 import type { Logger } from 'pino';
 import type { AppRepository } from './apps/repository.ts';
 import type { AuthThrottle } from './auth-throttle.ts';
@@ -48,4 +49,6 @@ export interface Deps {
   metrics: Metrics;
   logger: Logger;
   adminToken: string;
+  /** Whether outage tokens survive a recovery (STANDBY_STORE_URL): /readyz and the console say so. */
+  standbyStore?: StandbyStoreState;
 }

@@ -1,4 +1,5 @@
 import { ERROR_STATUS, type ErrorCode, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
+import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
 import { appSettingsPatch, createAppBody } from './apps/settings.ts';
 import { alternativeBody } from './challenges/alternative.ts';
 import { initBody } from './challenges/init.ts';
@@ -545,6 +546,8 @@ export const openapiDocument = {
     },
     '/readyz': {
       get: {
+        description:
+          'standby_store.warning: a configuration that loses outage tokens after a recovery (STANDBY_STORE_URL unset while standby hosts are published); not a reason to be unready.',
         summary: 'Readiness: the database answers',
         responses: {
           '200': {
@@ -552,7 +555,11 @@ export const openapiDocument = {
             ...json({
               type: 'object',
               required: ['status', 'database'],
-              properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] } },
+              properties: {
+                status: { const: 'ready' },
+                database: { enum: ['pglite', 'postgres'] },
+                standby_store: STANDBY_STORE,
+              },
               additionalProperties: false,
             }),
           },

@@ -29,7 +29,10 @@ import { authenticate, findApp, requireSnapshot } from './apps.ts';
 import type { MainHealth, Mode } from './main-health.ts';
 import { requestOfflineAlternative } from './offline-alternative.ts';
 import { startOfflineChallenge, submitOfflineChallenge } from './offline-challenges.ts';
+import { siteverifyBoundary } from './siteverify/request.ts';
+import { siteverifyRoutes } from './siteverify/routes.ts';
 import type { SnapshotKeeper } from './snapshot.ts';
+import type { StandbyStoreState } from './store-check.ts';
 import type { WidgetMirror } from './widget-mirror.ts';
 
 export interface StandbyDeps {
@@ -55,7 +58,13 @@ export interface StandbyDeps {
   alternativeSeconds?: number;
   /** KEYBOARD_POW_SECONDS (config.ts); unset: the main API's default. */
   keyboardSeconds?: number;
+  /** Where the fallback role forwards siteverify requests for tokens only the main API can check. */
+  mainApiUrl?: string;
+  /** Whether outage tokens survive a recovery (store-check.ts): /readyz and /status say so. */
+  storeState?: StandbyStoreState;
 }
+
+const BODY_LIMIT_BYTES = 16_384;
 
 const action = z
   .string()
@@ -68,6 +77,11 @@ const initBody = z.object({
     .regex(/^[a-z0-9_-]{1,32}$/)
     .default('web'),
   referer: z.string().max(2048).optional(),
+  /** Turnstile's `cdata`, as on the main API: carried in the token, echoed by siteverify. */
+  cdata: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{0,255}$/, 'cdata must be at most 255 letters, digits, _ or -')
+    .optional(),
 });
 const submitBody = z.object({
   app_key: z.string().min(1).max(128),
@@ -133,7 +147,7 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
     await deps.store.ping().catch(() => {
       throw new GatehouseError('service_unavailable', 'The standby shared store is unreachable.');
     });
-    ctx.body = { status: 'ready', role };
+    ctx.body = { status: 'ready', role, ...(deps.storeState ? { store: deps.storeState } : {}) };
   });
   router.get('/status', function status(ctx) {
     ctx.body = {
@@ -141,6 +155,7 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       ...(deps.region ? { region: deps.region } : {}),
       ...deps.health.status(),
       snapshot: deps.snapshots.status(),
+      ...(deps.storeState ? { store: deps.storeState } : {}),
     };
   });
   router.post('/internal/v1/mode', async function setMode(ctx) {
@@ -177,6 +192,7 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
             ip: ctx.ip,
             platform: body.platform,
             referer,
+            cdata: body.cdata || undefined,
           },
           deps.keyboardSeconds,
         ),
@@ -241,10 +257,21 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       }
       ctx.body = success(verdict);
     });
+    // The vendors' siteverify paths, answering through an outage (siteverify/routes.ts).
+    siteverifyRoutes(router, {
+      snapshots: deps.snapshots,
+      health: deps.health,
+      checker,
+      mainApiUrl: deps.mainApiUrl,
+      logger: deps.logger,
+      bodyLimitBytes: BODY_LIMIT_BYTES,
+      storeGuard,
+    });
   }
 
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
+  app.use(siteverifyBoundary());
   app.use(async function internalOnly(ctx, next) {
     if (deps.separateInternal && ctx.path.startsWith('/internal/') && !isInternalRequest(ctx.req))
       throw new GatehouseError('not_found');
@@ -255,7 +282,15 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
     if (ctx.status === 404 && ctx.body == null) throw new GatehouseError('not_found');
   });
   app.use(utf8Only());
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: 16_384, jsonStrict: true }));
+  // Forms for the siteverify paths (each other route takes JSON only: readBody checks the media type).
+  app.use(
+    bodyParser({
+      enableTypes: ['json', 'form'],
+      jsonLimit: BODY_LIMIT_BYTES,
+      formLimit: BODY_LIMIT_BYTES,
+      jsonStrict: true,
+    }),
+  );
   app.use(router.routes());
   app.use(
     router.allowedMethods({ throw: true, methodNotAllowed: () => new GatehouseError('method_not_allowed') }),

@@ -36,3 +36,25 @@ export function authenticate(snapshots: SnapshotKeeper, appKey: string, secret: 
   if (app.disabled) throw new GatehouseError('app_disabled');
   return app;
 }
+
+/**
+ * The app a secret belongs to, from the secret alone (siteverify gets no app key), as the main API finds
+ * it: the secret's SHA-256 compared in constant time with every app's current hash, and with its previous
+ * one during that secret's grace. Undefined for a stranger; a disabled app is the caller's to refuse.
+ */
+export function appBySecret(snapshots: SnapshotKeeper, secret: string): SnapshotApp | undefined {
+  const snapshot = requireSnapshot(snapshots);
+  if (!secret || secret.length > 256) return undefined;
+  const hash = sha256Hex(secret);
+  const now = new Date();
+  let found: SnapshotApp | undefined;
+  for (const app of snapshot.apps) {
+    const current = constantTimeEqual(hash, app.secret_hash);
+    const previous =
+      constantTimeEqual(hash, app.previous_secret_hash ?? '') &&
+      app.previous_secret_expires_at !== null &&
+      new Date(app.previous_secret_expires_at) > now;
+    if ((current || previous) && !found) found = app;
+  }
+  return found;
+}

@@ -78,12 +78,14 @@ const sealed = z.object({
   img: z.unknown().optional(),
   /** The keyboard path's proof-of-work, due beside an answer made with the keyboard. */
   kpow: z.unknown().optional(),
+  /** The page's `cdata` (Turnstile's), minted into the token for siteverify to echo. */
+  cd: z.string().optional(),
 });
 
 export async function startOfflineChallenge(
   keys: Pick<OfflineKeys, 'challenge'>,
   app: SnapshotApp,
-  input: { action: string; ip: string; platform: string; referer: string | null },
+  input: { action: string; ip: string; platform: string; referer: string | null; cdata?: string | undefined },
   keyboardSeconds = DEFAULT_KEYBOARD_POW_SECONDS,
 ) {
   const id = `ch_${randomId(12)}`;
@@ -105,6 +107,7 @@ export async function startOfflineChallenge(
       ref: input.referer,
       exp,
       pow: puzzle,
+      ...(input.cdata ? { cd: input.cdata } : {}),
       ...(image ? { kind: image.kind, img: image.answer, kpow } : {}),
     },
     app.id,
@@ -210,6 +213,7 @@ export async function submitOfflineChallenge(
       ref,
       score: STANDBY_SCORE,
       rsn: offlineReasons(kind, { keyboard, alternative: ticket !== undefined }),
+      ...(c.cd ? { cd: c.cd } : {}),
     });
   // The referer travels in the token, and no checker reads one over MAX_TOKEN_LENGTH: a page address too
   // long for it (a long path, or the Referer header's query) is cut to its origin, rather than minting a

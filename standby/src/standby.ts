@@ -17,6 +17,7 @@ import type { StandbyConfig } from './config.ts';
 import { MainHealth } from './main-health.ts';
 import { MemoryOutageBoard, type OutageBoard, RedisOutageBoard } from './outage-board.ts';
 import { SnapshotKeeper } from './snapshot.ts';
+import { enforceStandbyStore, standbyProcessStore } from './store-check.ts';
 import { logStoreState } from './store-events.ts';
 import { WidgetMirror } from './widget-mirror.ts';
 
@@ -50,14 +51,14 @@ export async function startStandby(
   const logger =
     options.logger ??
     createLogger({ level: config.logLevel, format: config.logFormat }).child({ service: 'standby' });
+  // Outage tokens lost after a recovery: refused in production, the start's loudest line elsewhere.
+  const storeState = standbyProcessStore(config.storeUrl, options.store !== undefined);
+  enforceStandbyStore(storeState, process.env, (message) => logger.warn(message));
   const redis = config.storeUrl
     ? new Redis(config.storeUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 })
     : undefined;
   if (redis) logStoreState(redis, logger);
   const store = options.store ?? (redis ? new RedisConsumptionStore(redis) : new MemoryConsumptionStore());
-  if (!options.store && !redis) {
-    logger.warn('STANDBY_STORE_URL is not set: offline tokens are single-use within this process only');
-  }
   const trust = options.trust ?? (redis ? new RedisOfflineTrust(redis) : new MemoryOfflineTrust());
   const tokenFile = options.syncTokenFile ?? join(config.dataDir, '..', 'standby-sync-token');
   const syncToken = () =>
@@ -116,6 +117,8 @@ export async function startStandby(
       separateInternal: config.internalPort !== undefined,
       alternativeSeconds: config.alternativeSeconds,
       keyboardSeconds: config.keyboardSeconds,
+      mainApiUrl: config.mainApiUrl,
+      storeState,
     });
     const port = role === 'bypass' ? config.bypassPort : config.fallbackPort;
     const server = await listenHttp(app.callback(), port, config.host, config.http);

@@ -130,6 +130,10 @@ export function consoleAdminRoutes(router: Router, deps: Deps): void {
       ...deps.config.standby.bypassUrls.map((u) => probe('bypass', u)),
       ...deps.config.standby.fallbackUrls.map((u) => probe('fallback', u)),
     ];
-    ctx.body = success({ hosts: await Promise.all(hosts) });
+    // The API's own store beside the hosts': the console says when outage tokens would be lost.
+    ctx.body = success({
+      hosts: await Promise.all(hosts),
+      ...(deps.standbyStore ? { api_store: deps.standbyStore } : {}),
+    });
   });
 }

@@ -1,3 +1,4 @@
+import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
 import { requestSchema } from '../openapi-request.ts';
 import { previewBody } from './admin-routes.ts';
 
@@ -146,6 +147,7 @@ export function consolePaths(h: Helpers) {
                 type: 'object',
                 required: ['hosts'],
                 properties: {
+                  api_store: STANDBY_STORE,
                   hosts: {
                     type: 'array',
                     items: {

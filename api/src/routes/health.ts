@@ -10,7 +10,11 @@ export function healthRoutes(router: Router, deps: Deps, database: DatabaseHealt
   router.get('/readyz', async function readyz(ctx) {
     // Fails with 503 database_unavailable, so the standby takes over; logged once per state change.
     await database.ping();
-    ctx.body = { status: 'ready', database: deps.database.kind };
+    ctx.body = {
+      status: 'ready',
+      database: deps.database.kind,
+      ...(deps.standbyStore ? { standby_store: deps.standbyStore } : {}),
+    };
   });
   router.get('/metrics', async function metrics(ctx) {
     ctx.type = deps.metrics.registry.contentType;

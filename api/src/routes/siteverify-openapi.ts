@@ -1,5 +1,5 @@
+import type { Vendor } from '@gatehouse/standby/siteverify';
 import { SITEVERIFY_PATHS } from './siteverify.ts';
-import type { Vendor } from './siteverify-vendors.ts';
 
 /*
  * The siteverify-compatible endpoints in the OpenAPI document. Their request bodies are described, not
@@ -81,6 +81,10 @@ export function siteverifyPaths(bodyErrors: Record<string, object>): Record<stri
         },
         responses: {
           ...bodyErrors,
+          // Refused before the fields are read, still in the vendor's shape (bad-request).
+          '400': { description: 'A body that does not parse, or a NUL in a field', ...vendorJson },
+          '413': { description: 'A body over the limit', ...vendorJson },
+          '415': { description: 'A media type or charset not read', ...vendorJson },
           '200': {
             description: "The vendor's answer: success, or success false with error-codes",
             ...vendorJson,

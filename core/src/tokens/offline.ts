@@ -52,6 +52,11 @@ export const offlineTokenPayload = z.object({
    * it ignores it, since unknown keys are dropped, so minting hosts may be upgraded first).
    */
   rsn: z.array(z.string().regex(OFFLINE_REASON)).max(MAX_OFFLINE_REASONS).optional(),
+  /** The page's customer data given at render (Turnstile's `cdata`), echoed by siteverify; optional as `rsn`. */
+  cd: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,255}$/)
+    .optional(),
 });
 export type OfflineTokenPayload = z.infer<typeof offlineTokenPayload>;
 
