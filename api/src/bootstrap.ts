@@ -20,6 +20,7 @@ import { AlternativeCounter } from './challenges/alternative-limit.ts';
 import { keyboardPowSeconds } from './challenges/priced-pow.ts';
 import type { Config } from './config.ts';
 import { RiskDecisions } from './console/decisions.ts';
+import { CONSOLE_SESSION_LIMITS, ConsoleSessions } from './console/sessions.ts';
 import { UsageRollup } from './console/usage.ts';
 import type { Deps } from './deps.ts';
 import { createMetrics } from './metrics.ts';
@@ -45,6 +46,8 @@ export interface BootstrapOptions {
   offlineStore?: ConsumptionStore;
   /** The outage log and revocations, shared the same way (`npm start`, tests); else STANDBY_STORE_URL or memory. */
   offlineTrust?: OfflineTrust;
+  /** The clock of the console's sessions (epoch ms): tests move it to expire sessions without waiting. */
+  consoleClock?: () => number;
 }
 
 export async function bootstrap(
@@ -128,6 +131,12 @@ export async function bootstrap(
     metrics,
     logger: log,
     adminToken,
+    consoleSessions: new ConsoleSessions(
+      database.db,
+      adminToken,
+      CONSOLE_SESSION_LIMITS,
+      options.consoleClock,
+    ),
     async close() {
       // Quota units counted without waiting (overage plans) are written before the database closes.
       await flushQuotaCounts(database.db).catch(() => {});

@@ -10,6 +10,7 @@ import type { AuthThrottle } from './auth-throttle.ts';
 import type { AlternativeCounter } from './challenges/alternative-limit.ts';
 import type { Config } from './config.ts';
 import type { RiskDecisions } from './console/decisions.ts';
+import type { ConsoleSessions } from './console/sessions.ts';
 import type { UsageRollup } from './console/usage.ts';
 import type { Metrics } from './metrics.ts';
 import type { IssuanceLimiter } from './quotas/issuance-limiter.ts';
@@ -51,4 +52,6 @@ export interface Deps {
   adminToken: string;
   /** Whether outage tokens survive a recovery (STANDBY_STORE_URL): /readyz and the console say so. */
   standbyStore?: StandbyStoreState;
+  /** The console's sign-in sessions (in the database, shared by every instance). */
+  consoleSessions: ConsoleSessions;
 }

@@ -7,7 +7,8 @@ import { chromiumAvailable, launchChromium } from '../../sdk/web/test/browser.ts
 import { startTestApi, type TestApi } from './harness.ts';
 
 /*
- * The console and the API reference in real Chromium: sign in with the admin token, manage an app from
+ * The console and the API reference in real Chromium: sign in with the admin token (exchanged for a
+ * session that expires and ends at sign-out; the browser keeps no copy of the token), manage an app from
  * creation to rotation, preview the risk policy, read usage, decisions and the standby's state; an app
  * declared by a custom resource is read-only. Every view is checked with axe-core, and the page's CSP
  * must never be violated. CONSOLE_SCREENSHOTS=1 writes the screenshots docs/console.md shows.
@@ -23,9 +24,13 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
   let page: Page;
   const violations: string[] = [];
   const admin = () => ({ authorization: `Bearer ${api.runtime.adminToken}` });
+  /** How far the API's session clock is ahead of the real one (moved to expire sessions without waiting). */
+  let clockAhead = 0;
 
   beforeAll(async () => {
-    api = await startTestApi({ STANDBY_BYPASS_URLS: 'http://127.0.0.1:9' });
+    api = await startTestApi({ STANDBY_BYPASS_URLS: 'http://127.0.0.1:9' }, undefined, {
+      consoleClock: () => Date.now() + clockAhead,
+    });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('console', (m) => {
@@ -71,6 +76,8 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     );
     await page.goto(`${api.url}/console`);
     await page.getByLabel('Admin token').waitFor();
+    // Nothing invites a password manager to store the token.
+    expect(await page.getByLabel('Admin token').getAttribute('autocomplete')).toBe('off');
     await expectAccessible('sign-in');
     await shot('sign-in');
     await page.getByLabel('Admin token').fill('at_not-the-token');
@@ -83,9 +90,21 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     await expect(page.getByRole('row', { name: /checkout/ }).textContent()).resolves.toContain(
       'App payments/checkout',
     );
-    // The token stays in this tab only.
-    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['gatehouse.console.adminToken']);
-    expect(await page.context().cookies()).toEqual([]);
+    // The browser keeps no copy of the admin token: not in storage, not in the field, not in a cookie.
+    const token = api.runtime.adminToken;
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
+    expect(stored).toBe('{}');
+    expect(await page.content()).not.toContain(token);
+    const cookies = await page.context().cookies();
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({
+      name: 'gatehouse_console',
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+    });
+    expect(cookies[0]!.value).not.toContain(token);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
   });
 
   it('creates an app and shows its secret once, and the secret authenticates', async () => {
@@ -251,6 +270,32 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
       expect.arrayContaining(['/v1/validate', '/admin/v1/apps']),
     );
     await shot('docs');
+  });
+
+  it('ends the session when idle: the next action asks to sign in again', async () => {
+    await page.goto(`${api.url}/console#/apps`);
+    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    clockAhead += 31 * 60_000;
+    await page.getByRole('link', { name: 'Risk decisions' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();
+    await page.getByLabel('Admin token').fill(api.runtime.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Recent risk decisions' }).waitFor();
+  });
+
+  it('signs out for good: the cookie the browser held is refused afterwards, on a reload too', async () => {
+    const [held] = await page.context().cookies();
+    expect(held?.name).toBe('gatehouse_console');
+    const replay = () =>
+      fetch(`${api.url}/admin/v1/apps`, { headers: { cookie: `${held!.name}=${held!.value}` } });
+    expect((await replay()).status).toBe(200);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin token').waitFor();
+    expect(await page.context().cookies()).toEqual([]);
+    expect((await replay()).status).toBe(401);
+    await page.reload();
+    await page.getByLabel('Admin token').waitFor();
+    expect(await page.getByRole('heading', { name: 'Apps' }).count()).toBe(0);
   });
 
   it("never violated the pages' Content-Security-Policy", () => {

@@ -13,6 +13,7 @@ import { Reputation } from '../risk/reputation.ts';
 import { clientSignals } from '../risk/signals.ts';
 import { MemoryVelocity } from '../risk/velocity.ts';
 import { appKeyParam, requireAdmin } from '../routes/admin.ts';
+import { consoleSessionRoutes } from './session-routes.ts';
 
 /** POST /admin/v1/risk/preview: a visitor described by what the server would see of them. */
 export const previewBody = z
@@ -47,10 +48,12 @@ const decisionsQuery = z
 /**
  * What the console reads beyond apps: usage per hour (from the rollups), recent risk decisions (this
  * instance's ring buffer), a risk preview (the same engine, with a fresh velocity counter so that a
- * preview neither counts against nor reads real visitors, nor earlier previews), and the standby hosts' state.
+ * preview neither counts against nor reads real visitors, nor earlier previews), and the standby hosts' state;
+ * and the console's sign-in session (session-routes.ts).
  */
 export function consoleAdminRoutes(router: Router, deps: Deps): void {
-  const guard = requireAdmin(deps.adminToken);
+  const guard = requireAdmin(deps.adminToken, deps.consoleSessions);
+  consoleSessionRoutes(router, deps);
   const reputation = deps.config.reputationFile ? Reputation.fromFile(deps.config.reputationFile) : undefined;
 
   router.get('/admin/v1/apps/:appKey/usage', guard, async function appUsageHours(ctx) {

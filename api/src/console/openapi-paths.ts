@@ -1,6 +1,7 @@
 import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
 import { requestSchema } from '../openapi-request.ts';
 import { previewBody } from './admin-routes.ts';
+import { signInBody } from './session-routes.ts';
 
 /** What openapi.ts lends to describe the console's admin endpoints like its own. */
 interface Helpers {
@@ -31,6 +32,20 @@ const decision = {
     score: { type: 'integer' },
     tier: { type: 'string' },
     reasons: { type: 'array', items: { type: 'string' } },
+  },
+};
+
+const session = {
+  type: 'object',
+  required: ['csrf_token', 'expires_at', 'idle_expires_at'],
+  properties: {
+    csrf_token: { type: 'string' },
+    expires_at: { type: 'string', format: 'date-time', description: 'The end, whatever the activity' },
+    idle_expires_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'The end if no request comes before (each request moves it)',
+    },
   },
 };
 
@@ -132,6 +147,53 @@ export function consolePaths(h: Helpers) {
             ),
           },
           ...errors(...h.bodyErrors, 'unauthorized', 'not_found', 'database_unavailable'),
+        },
+      },
+    },
+    '/admin/v1/session': {
+      post: {
+        summary: "The console's sign-in: exchanges the admin token for a session cookie",
+        description:
+          "Sets an HttpOnly, SameSite=Strict cookie (`__Host-gatehouse_console`, Secure, over HTTPS; `gatehouse_console` over plain HTTP) that the admin API accepts in place of the bearer token. A request signed in by the cookie that changes something must carry the session's `csrf_token` in `X-CSRF-Token`. The session ends at sign-out, after 30 minutes without a request, 12 hours after sign-in, or when the admin token changes. A wrong token counts as a failed admin authentication.",
+        security: [],
+        requestBody: { required: true, ...h.json(requestSchema(signInBody)) },
+        responses: {
+          '201': { description: 'Signed in', ...h.json(h.ok(session)) },
+          ...errors(...h.bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
+        },
+      },
+      get: {
+        summary: "The cookie's console session, with its CSRF token (401 when there is none or it ended)",
+        security: [],
+        responses: {
+          '200': { description: 'Signed in', ...h.json(h.ok(session)) },
+          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
+        },
+      },
+      delete: {
+        summary: "Signs the console out: the cookie's session ends on every instance (needs X-CSRF-Token)",
+        security: [],
+        parameters: [
+          {
+            name: 'X-CSRF-Token',
+            in: 'header',
+            required: true,
+            schema: { type: 'string' },
+            description: 'The csrf_token of the session',
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'Signed out',
+            ...h.json(
+              h.ok({
+                type: 'object',
+                required: ['signed_out'],
+                properties: { signed_out: { const: true } },
+              }),
+            ),
+          },
+          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
     },

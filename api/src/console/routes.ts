@@ -7,9 +7,9 @@ import { type MemoryFile, memoryFile, sendMemoryFile, sendPage } from '../routes
 
 /**
  * GET /console: the web console, a single page (Preact + htm, uPlot charts) bundled by esbuild from
- * `ui/` on the first request and kept in memory; everything it loads comes from this server. It signs in
- * with the admin token, kept in the tab's sessionStorage and sent as a bearer header to the admin API:
- * no cookie, so no request a third-party page can forge (CSRF), and the CSP allows no inline script.
+ * `ui/` on the first request and kept in memory; everything it loads comes from this server, and the CSP
+ * allows no inline script. It signs in by exchanging the admin token for a session cookie
+ * (session-routes.ts) and reads everything through the admin API.
  */
 const require = createRequire(import.meta.url);
 const UI = join(import.meta.dirname, 'ui');

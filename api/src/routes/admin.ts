@@ -6,6 +6,8 @@ import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { describeApp } from '../apps/repository.ts';
 import { appSettingsPatch, createAppBody } from '../apps/settings.ts';
+import { requireConsoleSession, sessionCookie } from '../console/session-cookie.ts';
+import type { ConsoleSessions } from '../console/sessions.ts';
 import type { Deps } from '../deps.ts';
 
 /** Body of POST .../rotate-secret and .../rotate-key; also used by the `gatehouse` command when it opens the database itself. */
@@ -23,7 +25,7 @@ export const appKeyParam = z.string().regex(/^ak_[A-Za-z0-9_-]{1,64}$/, 'not an 
 
 /** Admin API for the `gatehouse` command and the operator: apps and their secrets, behind a bearer token. */
 export function adminRoutes(router: Router, deps: Deps): void {
-  const guard = requireAdmin(deps.adminToken);
+  const guard = requireAdmin(deps.adminToken, deps.consoleSessions);
   const key = (raw: string | undefined) =>
     parseOrThrow(z.object({ appKey: appKeyParam }), { appKey: raw }).appKey;
 
@@ -63,13 +65,24 @@ export function adminRoutes(router: Router, deps: Deps): void {
   });
 }
 
-/** Bearer-token guard, compared in constant time: both sides are hashed first, so not even the length leaks. */
-export function requireAdmin(adminToken: string): Middleware {
+/**
+ * The admin guard: the admin token as a bearer header (the CLI, the operator, scripts), or, without an
+ * Authorization header, a live console session by its cookie (console/session-cookie.ts). The token is
+ * compared in constant time: both sides are hashed first, so not even the length leaks.
+ */
+export function requireAdmin(adminToken: string, sessions?: ConsoleSessions): Middleware {
   return async function requireAdmin(ctx, next) {
     const header = ctx.get('Authorization');
-    const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
-    const matches = constantTimeEqual(sha256Hex(presented), sha256Hex(adminToken));
-    if (!presented || !matches) throw new GatehouseError('unauthorized');
+    const cookie = sessions && header === '' ? sessionCookie(ctx) : undefined;
+    if (sessions && cookie !== undefined) {
+      await requireConsoleSession(ctx, sessions, cookie);
+    } else if (!isAdminToken(header.startsWith('Bearer ') ? header.slice(7) : '', adminToken)) {
+      throw new GatehouseError('unauthorized');
+    }
     await next();
   };
+}
+
+export function isAdminToken(presented: string, adminToken: string): boolean {
+  return presented !== '' && constantTimeEqual(sha256Hex(presented), sha256Hex(adminToken));
 }

@@ -18,7 +18,7 @@ export const standbyKidParam = z.string().regex(STANDBY_KID, 'not a standby key 
  * every checker from the next request; a revoked active key is replaced). Never shows key material.
  */
 export function standbyKeyRoutes(router: Router, deps: Deps): void {
-  const guard = requireAdmin(deps.adminToken);
+  const guard = requireAdmin(deps.adminToken, deps.consoleSessions);
   router.get('/admin/v1/standby-keys', guard, async function listStandbyKeys(ctx) {
     ctx.body = success({ keys: await deps.standbyKeys.list() });
   });

@@ -1,11 +1,11 @@
-/** The console's only way to the server: the admin API with the admin token as a bearer header. */
-const TOKEN_KEY = 'gatehouse.console.adminToken';
-
-export const session = {
-  token: (): string | null => sessionStorage.getItem(TOKEN_KEY),
-  signIn: (token: string) => sessionStorage.setItem(TOKEN_KEY, token),
-  signOut: () => sessionStorage.removeItem(TOKEN_KEY),
-};
+/**
+ * The console's only way to the server: the admin API, signed in by the session cookie the server set at
+ * sign-in (HttpOnly: this script never sees it). The admin token is sent once, to sign in, and kept
+ * nowhere. Requests that change something carry the session's CSRF token, held in memory only and asked
+ * for again after a reload.
+ */
+let csrfToken: string | null = null;
+const signedOutListeners = new Set<() => void>();
 
 /** An error answer of the API: its code and message, shown to the person as they are. */
 export class ApiError extends Error {
@@ -22,17 +22,13 @@ export class ApiError extends Error {
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field by the views.
 export type Json = any;
 
-export async function api(
-  method: string,
-  path: string,
-  body?: unknown,
-  token = session.token(),
-): Promise<Json> {
+async function request(method: string, path: string, body?: unknown): Promise<Json> {
   const res = await fetch(path, {
     method,
+    credentials: 'same-origin',
     headers: {
       accept: 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(method !== 'GET' && csrfToken ? { 'x-csrf-token': csrfToken } : {}),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -43,3 +39,50 @@ export async function api(
   }
   return answer.data;
 }
+
+export const session = {
+  /** Whether the cookie holds a live session (and its CSRF token, kept for the requests that follow). */
+  async resume(): Promise<boolean> {
+    try {
+      csrfToken = (await request('GET', '/admin/v1/session')).csrf_token;
+      return true;
+    } catch {
+      csrfToken = null;
+      return false;
+    }
+  },
+  async signIn(adminToken: string): Promise<void> {
+    csrfToken = (await request('POST', '/admin/v1/session', { admin_token: adminToken })).csrf_token;
+  },
+  async signOut(): Promise<void> {
+    try {
+      await request('DELETE', '/admin/v1/session');
+    } finally {
+      csrfToken = null;
+    }
+  },
+  /** Called when the server says the session is over (expired, signed out elsewhere, token changed). */
+  onSignedOut(listener: () => void): () => void {
+    signedOutListeners.add(listener);
+    return () => signedOutListeners.delete(listener);
+  },
+};
+
+/** A request to the admin API; a 401 means the session is over, and the console goes back to sign-in. */
+export async function api(method: string, path: string, body?: unknown): Promise<Json> {
+  try {
+    return await request(method, path, body);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      csrfToken = null;
+      for (const listener of signedOutListeners) listener();
+    }
+    throw error;
+  }
+}
+
+/** A handler for a failed read that shows its message (a view never leaves a rejection unhandled). */
+export const showError =
+  (set: (message: string) => void) =>
+  (error: unknown): void =>
+    set(error instanceof Error ? error.message : String(error));

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Json } from './api.ts';
+import { api, type Json, showError } from './api.ts';
 import { DecisionTable, managedLabel, SecretNotice } from './parts.ts';
 import { UsageCharts } from './usage-charts.ts';
 
@@ -308,13 +308,15 @@ function Preview(props: { app: Json; policy: Json }) {
 
 function AppDecisions(props: { appKey: string }) {
   const [decisions, setDecisions] = useState<Json[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api('GET', `/admin/v1/risk/decisions?limit=20&app_key=${props.appKey}`).then((d) =>
-      setDecisions(d.decisions),
-    );
+    api('GET', `/admin/v1/risk/decisions?limit=20&app_key=${props.appKey}`)
+      .then((d) => setDecisions(d.decisions))
+      .catch(showError(setError));
   }, [props.appKey]);
   return html`<section aria-labelledby="app-decisions-title">
     <h3 id="app-decisions-title">Recent risk decisions</h3>
+    ${error && html`<p role="alert" class="error">${error}</p>`}
     <${DecisionTable} decisions=${decisions} />
   </section>`;
 }

@@ -1,40 +1,54 @@
 import { html } from 'htm/preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, type Json, session } from './api.ts';
+import { ApiError, api, type Json, session, showError } from './api.ts';
 import { AppView } from './app-view.ts';
 import { DecisionTable, managedLabel, SecretNotice } from './parts.ts';
 
 /**
- * The console's shell: sign-in with the admin token, then the apps, the recent risk decisions and the
+ * The console's shell: sign-in (the admin token exchanged for a session), then the apps, the recent risk decisions and the
  * standby hosts. Each view reads the admin API directly; nothing is cached between views.
  */
 
 type View = { name: 'apps' } | { name: 'app'; key: string } | { name: 'decisions' } | { name: 'standby' };
 
-function SignIn(props: { onSignedIn: () => void }) {
-  const [token, setToken] = useState('');
+function SignIn(props: { onSignedIn: () => void; ended: boolean }) {
   const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
   const submit = async (event: Event) => {
     event.preventDefault();
+    const field = (event.target as HTMLFormElement).elements.namedItem('admin-token') as HTMLInputElement;
+    const token = field.value.trim();
+    setBusy(true);
     try {
-      await api('GET', '/admin/v1/apps', undefined, token.trim());
-      session.signIn(token.trim());
+      await session.signIn(token);
       props.onSignedIn();
     } catch (e) {
-      setError(e instanceof ApiError && e.status === 401 ? 'That is not the admin token.' : String(e));
+      setError(
+        e instanceof ApiError && e.status === 401
+          ? 'That is not the admin token.'
+          : e instanceof ApiError && e.status === 429
+            ? e.message
+            : String(e),
+      );
+    } finally {
+      // The token is not kept, not even in the field.
+      field.value = '';
+      setBusy(false);
     }
   };
   return html`<main class="signin">
     <h1>Gatehouse console</h1>
+    ${props.ended && !error && html`<p role="status" class="hint">Your session has ended. Sign in again.</p>`}
     <form onSubmit=${submit}>
       <label for="admin-token">Admin token</label>
-      <input id="admin-token" type="password" autocomplete="current-password" required value=${token}
-        onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)} />
-      <p class="hint">GATEHOUSE_ADMIN_TOKEN, or the file DATA_DIR/admin-token on the server. It is kept in this
-        tab only (sessionStorage) and sent to the admin API as a bearer header.</p>
+      <input id="admin-token" name="admin-token" type="password" autocomplete="off" required spellcheck="false"
+        data-1p-ignore data-lpignore="true" data-bwignore="true" />
+      <p class="hint">GATEHOUSE_ADMIN_TOKEN, or the file DATA_DIR/admin-token on the server. It is sent once, to
+        sign in, and kept nowhere in this browser: the session that follows lives in an HttpOnly cookie and
+        ends at sign-out, after 30 minutes idle, or 12 hours after sign-in.</p>
       ${error && html`<p role="alert" class="error">${error}</p>`}
-      <button type="submit">Sign in</button>
+      <button type="submit" disabled=${busy}>Sign in</button>
     </form>
   </main>`;
 }
@@ -97,25 +111,33 @@ function AppsList(props: { open: (key: string) => void }) {
 
 function Decisions() {
   const [decisions, setDecisions] = useState<Json[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api('GET', '/admin/v1/risk/decisions?limit=100').then((d) => setDecisions(d.decisions));
+    api('GET', '/admin/v1/risk/decisions?limit=100')
+      .then((d) => setDecisions(d.decisions))
+      .catch(showError(setError));
   }, []);
   return html`<section aria-labelledby="decisions-title">
     <h2 id="decisions-title">Recent risk decisions</h2>
     <p class="hint">The last challenges this API instance decided, newest first, with the rules that scored them.</p>
+    ${error && html`<p role="alert" class="error">${error}</p>`}
     <${DecisionTable} decisions=${decisions} />
   </section>`;
 }
 
 function Standby() {
   const [hosts, setHosts] = useState<Json[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api('GET', '/admin/v1/standby/status').then((d) => setHosts(d.hosts));
+    api('GET', '/admin/v1/standby/status')
+      .then((d) => setHosts(d.hosts))
+      .catch(showError(setError));
   }, []);
   return html`<section aria-labelledby="standby-title">
     <h2 id="standby-title">Standby</h2>
     <p class="hint">What each standby host published to clients says of itself. A host this API cannot reach is
       shown as unknown: that is all the API knows of it.</p>
+    ${error && html`<p role="alert" class="error">${error}</p>`}
     ${
       hosts === null
         ? html`<p>Loading…</p>`
@@ -149,14 +171,21 @@ function routeFromHash(): View {
 }
 
 function Console() {
-  const [signedIn, setSignedIn] = useState(session.token() !== null);
+  const [state, setState] = useState<'checking' | 'signed-in' | 'signed-out' | 'ended'>('checking');
   const [view, setView] = useState<View>(routeFromHash());
   useEffect(() => {
     const onHash = () => setView(routeFromHash());
     window.addEventListener('hashchange', onHash);
-    return () => window.removeEventListener('hashchange', onHash);
+    const off = session.onSignedOut(() => setState('ended'));
+    session.resume().then((live) => setState(live ? 'signed-in' : 'signed-out'));
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      off();
+    };
   }, []);
-  if (!signedIn) return html`<${SignIn} onSignedIn=${() => setSignedIn(true)} />`;
+  if (state === 'checking') return html`<p class="hint">Loading…</p>`;
+  if (state !== 'signed-in')
+    return html`<${SignIn} ended=${state === 'ended'} onSignedIn=${() => setState('signed-in')} />`;
   const go = (hash: string) => {
     location.hash = hash;
   };
@@ -177,8 +206,11 @@ function Console() {
         </ul>
       </nav>
       <button type="button" class="secondary" onClick=${() => {
-        session.signOut();
-        setSignedIn(false);
+        // An already-ended session signs out as well: the page forgets it either way.
+        session
+          .signOut()
+          .catch(() => undefined)
+          .then(() => setState('signed-out'));
       }}>Sign out</button>
     </header>
     <main>

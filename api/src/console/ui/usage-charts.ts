@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Json } from './api.ts';
+import { api, type Json, showError } from './api.ts';
 import { type Series, TimeChart } from './charts.ts';
 
 /** An app's usage over time, from the hourly rollups: what was asked, what was solved, what was validated. */
@@ -32,9 +32,13 @@ function verdicts(hours: Json[]): [string, string][] {
 export function UsageCharts(props: { appKey: string; monthlyQuota: number }) {
   const [hours, setHours] = useState<number>(24);
   const [usage, setUsage] = useState<Json | null>(null);
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api('GET', `/admin/v1/apps/${props.appKey}/usage?hours=${hours}`).then(setUsage);
+    api('GET', `/admin/v1/apps/${props.appKey}/usage?hours=${hours}`)
+      .then(setUsage)
+      .catch(showError(setError));
   }, [props.appKey, props.monthlyQuota, hours]);
+  if (error) return html`<p role="alert" class="error">${error}</p>`;
   if (!usage) return html`<p>Loading usage…</p>`;
   const times = usage.hours.map((h: Json) => Date.parse(h.hour) / 1000);
   const charts: [string, Series[]][] = [
