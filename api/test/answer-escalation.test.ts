@@ -65,6 +65,8 @@ describe.runIf(run)('escalation after wrong answers, and the keyboard risk move'
   const answerOf = (target: TestApi, appId: string, sealed: string) =>
     openChallenge(target.runtime.keys, appId, sealed)!.img!.answer as { x: number };
 
+  /** Every drag its own seed: the app refuses a drag that repeats one it saw (a replay). */
+  let drags = 0;
   /** One init from `ip` and a human-looking drag 40 px off the gap: a wrong answer. Returns the init's answer. */
   async function miss(target: TestApi, a: { appKey: string; appId: string }, ip: string) {
     const started = await init(target, a.appKey, ip);
@@ -73,7 +75,7 @@ describe.runIf(run)('escalation after wrong answers, and the keyboard risk move'
     const off = x > 150 ? x - 40 : x + 40;
     const res = await submit(target, {
       ...ids(a.appKey, started.body.data),
-      answer: { x: off, input: 'pointer', trajectory: humanDrag(seededRandom(off), off) },
+      answer: { x: off, input: 'pointer', trajectory: humanDrag(seededRandom(`drag-${++drags}`), off) },
     });
     expect(res.status).toBe(422);
     return started;
@@ -87,7 +89,7 @@ describe.runIf(run)('escalation after wrong answers, and the keyboard risk move'
     const res = await submit(api, {
       ...ids(a.appKey, data),
       ...(data.pow ? { pow: await solve(data.pow) } : {}),
-      answer: { x, input: 'pointer', trajectory: humanDrag(seededRandom(x), x) },
+      answer: { x, input: 'pointer', trajectory: humanDrag(seededRandom(`drag-${++drags}`), x) },
     });
     expect(res.status).toBe(200);
     const verdict = await api.post('/v1/validate', { pass_token: res.body.data.pass_token }, a.auth);

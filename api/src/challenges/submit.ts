@@ -6,7 +6,8 @@ import { historyKey } from '../risk/answer-history.ts';
 import { draftPassToken, type MintPassToken } from '../tokens/pass-tokens.ts';
 import { openTicket } from './alternative.ts';
 import { burnChallenge, takeAndSolve, takeAttempt, unsolve } from './attempts.ts';
-import { checkImage, maxAttempts, powWellFormed, spotCheckPow } from './kinds.ts';
+import { maxAttempts, powWellFormed, spotCheckPow } from './kinds.ts';
+import { checkImageAnswer } from './replay-check.ts';
 import { openChallenge, type SealedChallenge } from './sealed-challenge.ts';
 
 export const submitBody = z.object({
@@ -49,8 +50,9 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
   if (ticket === null) throw new GatehouseError('challenge_not_found', 'This alternative is not valid.');
   if ((ticket?.exp ?? challenge.exp) * 1000 <= Date.now()) throw new GatehouseError('challenge_expired');
 
-  // Cheap checks first (no hash): the proof-of-work's shape, then the image answer. A wrong answer costs an
-  // attempt slot and no hash; the one hash is spent only on a submission that is otherwise right.
+  // Cheap checks first (no hash): the proof-of-work's shape, then the image answer (a slide drag is also
+  // looked up among the app's recent ones). A wrong answer costs an attempt slot and no hash; the one hash
+  // is spent only on a submission that is otherwise right.
   // The extra proof-of-work in the answer: the alternative's instead of the picture, or the keyboard's beside it.
   const keyboard =
     !ticket && challenge.kpow !== undefined && 'input' in answer && answer.input === 'keyboard';
@@ -64,7 +66,7 @@ export async function submitChallenge(deps: Deps, body: SubmitBody): Promise<Sub
     (extra === undefined || powWellFormed(extra, extraSolution));
   const imageCheck =
     challenge.img && !ticket
-      ? checkImage(challenge.img.kind, challenge.img.answer, picks ?? body.answer)
+      ? await checkImageAnswer(deps, { ...challenge, img: challenge.img }, picks ?? body.answer)
       : { ok: true };
   // An image-tier challenge answered by pointer carries no proof at all: nothing to spot-check.
   const proofs = [

@@ -1,6 +1,7 @@
 import { clientKey } from '@gatehouse/core/ip';
 import type { Redis } from 'ioredis';
 import { memoByIp } from './ip-memo.ts';
+import { MemoryReplayMemory, RedisReplayMemory, type ReplayMemory } from './replays.ts';
 
 /**
  * What one address's recent image answers say about the next challenge from it (issue 15): consecutive
@@ -44,6 +45,8 @@ export interface AnswerHistory {
   /** The same without a promise, where the counts live in this process (as VelocityCounter.hitNow). */
   readNow?(key: string, now?: number): AnswerCounts;
   record(key: string, event: AnswerEvent, now?: number): Promise<void>;
+  /** The slide drags each app saw recently, in the same store (replays.ts). */
+  readonly replays: ReplayMemory;
 }
 
 /**
@@ -97,6 +100,7 @@ export function answerFindings(counts: AnswerCounts): {
 export class MemoryAnswerHistory implements AnswerHistory {
   readonly #entries = new Map<string, AnswerCounts & { at: number }>();
   readonly #maxKeys: number;
+  readonly replays: ReplayMemory = new MemoryReplayMemory();
 
   constructor(maxKeys = 100_000) {
     this.#maxKeys = maxKeys;
@@ -139,9 +143,11 @@ const KEY_TTL_MS = 6 * ANSWER_HISTORY.halfLifeMs;
 /** Counts shared by every instance through Redis: one round trip to read, one script to record. */
 export class RedisAnswerHistory implements AnswerHistory {
   readonly #redis: Redis;
+  readonly replays: ReplayMemory;
 
   constructor(redis: Redis) {
     this.#redis = redis;
+    this.replays = new RedisReplayMemory(redis);
   }
 
   async read(key: string, now = Date.now()): Promise<AnswerCounts> {

@@ -91,6 +91,7 @@ describe('RiskEngine', () => {
     const shared = new RiskEngine({ hit: (keys, now) => velocity.hit(keys, now) }, undefined, undefined, {
       read: (key, now) => answers.read(key, now),
       record: (key, e, now) => answers.record(key, e, now),
+      replays: answers.replays,
     });
     const local = new RiskEngine(new MemoryVelocity(), undefined, undefined, new MemoryAnswerHistory());
     // Init asks assessNow first (issue 14): the same answers without a promise, none for shared counts.

@@ -24,6 +24,14 @@ export {
   TRAJECTORY_LIMITS,
   type TrajectoryPoint,
 } from './trajectory.ts';
+export {
+  decodePrint,
+  encodePrint,
+  nearDuplicate,
+  slidePrint,
+  TRAJECTORY_PRINT,
+  type TrajectoryPrint,
+} from './trajectory-print.ts';
 export * from './types.ts';
 
 export const CHALLENGE_KINDS: readonly ChallengeKind[] = ['slide', 'click', 'select'];

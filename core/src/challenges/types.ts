@@ -41,7 +41,9 @@ export type RejectReason =
   | 'too_straight'
   | 'constant_speed'
   | 'erratic'
-  | 'inconsistent';
+  | 'inconsistent'
+  /** A slide drag that nearly repeats one the app saw recently (checked by the API, not the verifier). */
+  | 'replayed';
 
 /** A verification result: refusal is an answer, not an exception. */
 export type Verdict = { ok: true } | { ok: false; reason: RejectReason };

@@ -129,6 +129,9 @@ export async function finger(page: Page): Promise<Pointer> {
   };
 }
 
+/** Each drag its own seed unless told: the API refuses a drag that repeats one its app saw (a replay). */
+let dragSeed = 7;
+
 /**
  * Drags the slide handle by `dx` background px like a hand: replays a minimum-jerk trajectory with
  * overshoot, correction, tremor and vertical drift (core's test-trajectories), in real time.
@@ -138,7 +141,7 @@ export async function dragLikeAHuman(
   handle: Locator,
   dx: number,
   scale: number,
-  seed = 7,
+  seed = ++dragSeed,
   pointer: Pointer = mouse(page),
 ): Promise<void> {
   const box = await settledBox(handle);
