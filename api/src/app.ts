@@ -1,5 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
-import { errorEnvelope, jsonBodies, requestContext, utf8Only } from '@gatehouse/core/http';
+import { clientAddressFrom, errorEnvelope, jsonBodies, requestContext, utf8Only } from '@gatehouse/core/http';
 import { siteverifyBoundary } from '@gatehouse/standby/siteverify';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
@@ -36,7 +36,9 @@ export function routerOf(app: Koa): Router | undefined {
 
 /** Builds the main API as a Koa app. It never listens: `server.ts` does, tests call it in-process. */
 export function createApp(deps: Deps): Koa {
-  const app = new Koa({ proxy: deps.config.trustProxy });
+  // Koa's own proxy support takes the leftmost X-Forwarded-For entry, which the client writes: the client
+  // address comes from the proxies the deployment declares instead (clientAddressFrom, first below).
+  const app = new Koa({ proxy: false });
   const router = new Router();
   const databaseHealth = new DatabaseHealth(deps.database, deps.logger);
 
@@ -58,6 +60,7 @@ export function createApp(deps: Deps): Koa {
   // First: every middleware that decides by path (the internal-endpoints guard, the authentication
   // throttle, the usage observer) must see the path the router will route, or `//metrics` and
   // `//admin/...` walk past them to the routes themselves.
+  app.use(clientAddressFrom(deps.config.clientAddress));
   app.use(tolerantPaths());
   // The route histogram is observed where the request line is written: above the error envelope, so a
   // request that ended in a thrown error is counted under the status it was answered with (below it, every

@@ -1,5 +1,10 @@
 import { DB_REGION_PATTERN } from '@gatehouse/core/db';
-import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
+import {
+  type ClientAddressConfig,
+  type HttpLimits,
+  loadClientAddressConfig,
+  loadHttpLimits,
+} from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { z } from 'zod';
 import { type AuthThrottleLimits, loadAuthThrottleLimits } from './auth-throttle.ts';
@@ -48,10 +53,6 @@ const schema = z.object({
     .string()
     .optional()
     .or(z.literal('').transform(() => undefined)),
-  TRUST_PROXY: z
-    .enum(['true', 'false', '1', '0', ''])
-    .default('false')
-    .transform((v) => v === 'true' || v === '1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(LOG_FORMATS).default('auto'),
   RISK_REPUTATION_FILE: z.string().optional(),
@@ -83,7 +84,8 @@ export type Config = {
   redisUrl: string | undefined;
   adminToken: string | undefined;
   tokenKey: Buffer | undefined;
-  trustProxy: boolean;
+  /** Who the client is behind the proxies the deployment declares (TRUSTED_PROXIES). */
+  clientAddress: ClientAddressConfig;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   /** auto: readable in a terminal, JSON otherwise. */
   logFormat: z.infer<typeof schema>['LOG_FORMAT'];
@@ -134,7 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     adminToken: e.GATEHOUSE_ADMIN_TOKEN,
     tokenKey,
-    trustProxy: e.TRUST_PROXY,
+    clientAddress: loadClientAddressConfig(env),
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

@@ -21,7 +21,7 @@ import { expectMatchesOpenApi } from './openapi-assert.ts';
  * from (the next init scores higher, then takes the hard tier, then is refused for minutes), with the
  * reasons visible to the integrator; a keyboard completion raises the next score a little; the click
  * crosshair's keyboard answer carries the same priced proof-of-work as the slide's. Addresses come from
- * X-Forwarded-For behind TRUST_PROXY, as behind an ingress, so each test has its own.
+ * X-Forwarded-For behind TRUSTED_PROXIES=loopback, as behind an ingress, so each test has its own.
  */
 const run = await databaseAvailable();
 const withRedis = run && (await redisAvailable('the shared answer history test'));
@@ -36,7 +36,7 @@ describe.runIf(run)('escalation after wrong answers, and the keyboard risk move'
   const saved = { ...process.env };
   beforeAll(async () => {
     process.env.KEYBOARD_POW_SECONDS = '0.05';
-    api = await startTestApi({ TRUST_PROXY: 'true' });
+    api = await startTestApi({ TRUSTED_PROXIES: 'loopback' });
   });
   afterAll(async () => {
     process.env = saved;
@@ -226,7 +226,7 @@ describe.runIf(run)('escalation after wrong answers, and the keyboard risk move'
     let shared: TestApi;
     let reader: Redis;
     beforeAll(async () => {
-      shared = await startTestApi({ TRUST_PROXY: 'true', REDIS_URL });
+      shared = await startTestApi({ TRUSTED_PROXIES: 'loopback', REDIS_URL });
       reader = new Redis(REDIS_URL);
     });
     afterAll(async () => {

@@ -15,7 +15,7 @@ import {
  * probe sent 600 wrong admin tokens, 600 wrong app secrets and 600 forged tokens in a row from one address
  * and never saw a 429. Now that address is refused with 429 `rate_limited` and Retry-After, while the
  * right credentials from an address that has not failed keep working, and a genuine token is judged
- * whoever sends it. Sources are told apart by X-Forwarded-For behind TRUST_PROXY, as behind an ingress.
+ * whoever sends it. Sources are told apart by X-Forwarded-For behind TRUSTED_PROXIES=loopback, as behind an ingress.
  */
 const run = await databaseAvailable();
 const runShared = run && (await redisAvailable('the shared authentication-throttle test'));
@@ -27,7 +27,7 @@ const HOLDER = '198.51.100.20';
 const from = (ip: string) => ({ 'X-Forwarded-For': ip });
 /** The defaults (docs/security.md), stated so the test does not depend on the harness's. */
 const LIMITS = {
-  TRUST_PROXY: 'true',
+  TRUSTED_PROXIES: 'loopback',
   AUTH_FAILURE_WINDOW_SECONDS: '60',
   AUTH_FAILURES_PER_SOURCE_AND_KEY: '10',
   AUTH_FAILURES_PER_SOURCE: '30',

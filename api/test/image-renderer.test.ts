@@ -58,7 +58,7 @@ describe.runIf(run)('renderer processes of the bundled API', () => {
         NODE_ENV: 'production',
         LOG_LEVEL: 'warn',
         GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN,
-        TRUST_PROXY: 'true',
+        TRUSTED_PROXIES: 'loopback',
         // Two ready per kind, four requests allowed to wait: a burst of 20 meets an empty pool.
         IMAGE_POOL_SIZE: '2',
         IMAGE_POOL_WAITING: '4',
@@ -118,7 +118,7 @@ describe.runIf(run)('renderer processes of the bundled API', () => {
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
     expect(readFileSync(`/proc/${api.child.pid}/environ`, 'utf8')).toContain(ADMIN_TOKEN);
     expect(environ).not.toContain(ADMIN_TOKEN);
-    expect(environ).not.toMatch(/DATABASE_URL|DATA_DIR|TRUST_PROXY/);
+    expect(environ).not.toMatch(/DATABASE_URL|DATA_DIR|TRUSTED_PROXIES/);
     expect(environ).toContain('MALLOC_ARENA_MAX=1');
   }, 90_000);
 

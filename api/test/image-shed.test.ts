@@ -22,7 +22,7 @@ describe.runIf(run)('image inits beyond the pool are shed, as documented', () =>
   beforeAll(async () => {
     // One ready per kind and one request allowed to wait: the rest of a burst is shed at once.
     Object.assign(process.env, { IMAGE_POOL_SIZE: '1', IMAGE_POOL_WAITING: '1' });
-    api = await startTestApi({ TRUST_PROXY: 'true' });
+    api = await startTestApi({ TRUSTED_PROXIES: 'loopback' });
   });
   afterAll(async () => {
     process.env = saved;

@@ -21,7 +21,7 @@ describe.runIf(run)(`paths with repeated slashes (${TEST_DATABASE})`, () => {
       INTERNAL_PORT: '0',
       METRICS_TOKEN,
       GATEHOUSE_ADMIN_TOKEN: ADMIN_TOKEN,
-      TRUST_PROXY: 'true',
+      TRUSTED_PROXIES: 'loopback',
       AUTH_FAILURE_WINDOW_SECONDS: '60',
       AUTH_FAILURES_PER_SOURCE_AND_KEY: '3',
       AUTH_FAILURES_PER_SOURCE: '30',

@@ -26,8 +26,8 @@ describe.runIf(run)('risk: hosting/datacenter ranges out of the box, reasons for
   let api: TestApi;
   let noRanges: TestApi;
   beforeAll(async () => {
-    api = await startTestApi({ TRUST_PROXY: 'true' });
-    noRanges = await startTestApi({ TRUST_PROXY: 'true', RISK_DATACENTER_RANGES: 'off' });
+    api = await startTestApi({ TRUSTED_PROXIES: 'loopback' });
+    noRanges = await startTestApi({ TRUSTED_PROXIES: 'loopback', RISK_DATACENTER_RANGES: 'off' });
   });
   afterAll(async () => {
     await api?.close();

@@ -16,7 +16,7 @@ import { expectMatchesOpenApi } from './openapi-assert.ts';
  * crosshair; without it the challenge is refused and spent, with it the pass says `challenge.keyboard` and the
  * next init from the address scores `answers.keyboard`. The price is lowered for the test (KEYBOARD_POW_SECONDS);
  * its production value is checked in accessible-alternative.test.ts. Addresses come from X-Forwarded-For
- * behind TRUST_PROXY, so each test has its own.
+ * behind TRUSTED_PROXIES=loopback, so each test has its own.
  */
 const run = await databaseAvailable();
 const hasher = nativeHasher();
@@ -28,7 +28,7 @@ describe.runIf(run)('select answered with the keyboard: the keyboard proof-of-wo
   const saved = { ...process.env };
   beforeAll(async () => {
     process.env.KEYBOARD_POW_SECONDS = '0.05';
-    api = await startTestApi({ TRUST_PROXY: 'true' });
+    api = await startTestApi({ TRUSTED_PROXIES: 'loopback' });
   });
   afterAll(async () => {
     process.env = saved;

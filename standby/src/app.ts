@@ -2,6 +2,8 @@ import { alternativeBody, alternativeSettings } from '@gatehouse/core/alternativ
 import { constantTimeEqual } from '@gatehouse/core/crypto';
 import { envelope, GatehouseError, success } from '@gatehouse/core/errors';
 import {
+  type ClientAddressConfig,
+  clientAddressFrom,
   errorEnvelope,
   isInternalRequest,
   openCors,
@@ -62,6 +64,8 @@ export interface StandbyDeps {
   mainApiUrl?: string;
   /** Whether outage tokens survive a recovery (store-check.ts): /readyz and /status say so. */
   storeState?: StandbyStoreState;
+  /** TRUSTED_PROXIES (config.ts); unset: no proxy, the socket peer is the client. */
+  clientAddress?: ClientAddressConfig;
 }
 
 const BODY_LIMIT_BYTES = 16_384;
@@ -269,6 +273,9 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
     });
   }
 
+  app.use(
+    clientAddressFrom(deps.clientAddress ?? { trustedProxies: { kind: 'none' }, header: 'x-forwarded-for' }),
+  );
   app.use(requestContext(deps.logger));
   app.use(errorEnvelope(deps.logger));
   app.use(siteverifyBoundary());

@@ -1,5 +1,10 @@
 import { alternativeSettings } from '@gatehouse/core/alternative';
-import { type HttpLimits, loadHttpLimits } from '@gatehouse/core/http';
+import {
+  type ClientAddressConfig,
+  type HttpLimits,
+  loadClientAddressConfig,
+  loadHttpLimits,
+} from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
 import { DEFAULT_REGION, STANDBY_REGION } from '@gatehouse/core/standby-keys';
 import { z } from 'zod';
@@ -57,6 +62,8 @@ export type StandbyConfig = {
   snapshotIntervalMs: number;
   /** Header, request and keep-alive timeouts and the connection cap of each listener (HTTP_*, as the API). */
   http: HttpLimits;
+  /** Who the client is behind the proxies the deployment declares (TRUSTED_PROXIES). */
+  clientAddress: ClientAddressConfig;
   /** ALTERNATIVE_POW_SECONDS: the accessible alternative's base price, as on the main API (docs/accessibility.md). */
   alternativeSeconds: number;
   /** KEYBOARD_POW_SECONDS: what an image answered with the keyboard pays beside it, as on the main API. */
@@ -93,6 +100,7 @@ export function loadStandbyConfig(env: NodeJS.ProcessEnv = process.env): Standby
     },
     snapshotIntervalMs: e.STANDBY_SNAPSHOT_INTERVAL_MS,
     http: loadHttpLimits(env),
+    clientAddress: loadClientAddressConfig(env),
     alternativeSeconds: alternativeSettings(env).baseSeconds,
     keyboardSeconds: e.KEYBOARD_POW_SECONDS,
     logLevel: e.LOG_LEVEL,

@@ -119,6 +119,7 @@ export async function startStandby(
       keyboardSeconds: config.keyboardSeconds,
       mainApiUrl: config.mainApiUrl,
       storeState,
+      clientAddress: config.clientAddress,
     });
     const port = role === 'bypass' ? config.bypassPort : config.fallbackPort;
     const server = await listenHttp(app.callback(), port, config.host, config.http);

@@ -1,5 +1,13 @@
 /** Koa middleware every HTTP service of Gatehouse shares: the error envelope, request ids and logs, body reading. */
 export { jsonBodies, parseOrThrow, pathOfNul, readBody, utf8Only } from './body.ts';
+export {
+  type ClientAddressConfig,
+  clientAddress,
+  clientAddressEnv,
+  clientAddressFrom,
+  loadClientAddressConfig,
+  parseTrustedProxies,
+} from './client-address.ts';
 export { openCors } from './cors.ts';
 export { errorEnvelope } from './errors.ts';
 export { internalListener, isInternalRequest } from './internal-listener.ts';

@@ -198,7 +198,7 @@ export interface Harness {
 }
 
 /**
- * A real API that trusts X-Forwarded-For (TRUST_PROXY, as behind an ingress), the built widget on a page
+ * A real API that trusts X-Forwarded-For (TRUSTED_PROXIES=loopback, as behind an ingress), the built widget on a page
  * server, and Chromium. Every attempt sends its own address, so the API's escalation after wrong answers
  * (per app and address) never carries one attempt's misses into the next: the rows measure one challenge
  * each. The `escalation` row shares one address on purpose.
@@ -211,7 +211,7 @@ export async function startHarness(): Promise<Harness & { close(): Promise<void>
   const logger = logFile
     ? pino({ level: 'debug' }, pino.destination({ dest: logFile, sync: true }))
     : undefined;
-  const api = await startTestApi({ TRUST_PROXY: 'true' }, logger);
+  const api = await startTestApi({ TRUSTED_PROXIES: 'loopback' }, logger);
   const site = await startPageServer({ widgetDir, apiUrl: api.url, secrets: new Map() });
   const browser = await launchChromium();
   return {

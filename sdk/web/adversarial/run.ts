@@ -6,7 +6,7 @@
  *   npm run bench:adversarial -- [--n 40] [--control-n 60] [--only id,id] [--label current] [--concurrency 2]
  *
  * Needs Chromium (/usr/bin/chromium or CHROMIUM_PATH); runs on the embedded database. Each attempt comes
- * from its own address (X-Forwarded-For behind TRUST_PROXY), except the escalation row's, which share one.
+ * from its own address (X-Forwarded-For behind TRUSTED_PROXIES=loopback), except the escalation row's, which share one.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';

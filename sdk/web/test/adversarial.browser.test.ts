@@ -7,7 +7,7 @@ import { chromiumAvailable } from './browser.ts';
  * The adversarial harness's short form (the long one is `npm run bench:adversarial`, docs/adversarial.md,
  * which measures the goals: at most 5 % for every scripted solver, at least 95 % for the control).
  * Every scripted solver of the ladder and the human-like control run against the real widget and API, one
- * fresh page and challenge per attempt, each from its own address (X-Forwarded-For behind TRUST_PROXY),
+ * fresh page and challenge per attempt, each from its own address (X-Forwarded-For behind TRUSTED_PROXIES=loopback),
  * so the API's escalation after wrong answers never carries one attempt's misses into the next. Samples
  * are small (6 per scripted solver, 40 controls), so this file is a regression guard, not the goal's
  * measurement: its bounds are set so that the solvers at today's rates (docs/adversarial.md, one answer
