@@ -33,6 +33,10 @@ describe.runIf(run)('admin API: risk_policy', () => {
       [{ invisible_below: 90, image_below: 10 }, 'risk_policy.invisible_below'],
       [{ image_kinds: [] }, 'risk_policy.image_kinds'],
       [{ rate_limit: { ip_per_minute: -1 } }, 'risk_policy.rate_limit.ip_per_minute'],
+      // Misspelt keys: stored and silently ignored, the policy meant was never applied.
+      [{ invisble_below: 10 }, 'invisble_below'],
+      [{ rate_limit: { ip_per_minut: 5 } }, 'ip_per_minut'],
+      [{ velocity: { ipp: [1, 2] } }, 'ipp'],
     ] as const) {
       const created = await api.post('/admin/v1/apps', { name: 'policy', risk_policy: policy }, headers());
       expect(created.status, JSON.stringify(policy)).toBe(400);

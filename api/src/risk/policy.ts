@@ -10,8 +10,15 @@ import { reputationLists } from './reputation.ts';
 /** What a policy that names no image kinds draws from (docs/decisions.md: why not the slide). */
 export const DEFAULT_IMAGE_KINDS = ['click', 'select'] as const;
 
-export const riskPolicy = z
-  .object({
+/**
+ * The policy's schema. Written by the admin API and the CLI, it refuses unknown keys at every level: a
+ * misspelt `invisble_below` or `rate_limit.ip_per_minut` would otherwise be stored and silently ignored.
+ * Read back from the database, it drops them instead, so a row stored before that rule still applies every
+ * key it spells right.
+ */
+function policySchema(unknownKeys: 'refuse' | 'drop') {
+  const object = unknownKeys === 'refuse' ? z.strictObject : z.object;
+  return object({
     invisible_below: z.number().int().min(0).max(101).default(35),
     image_below: z.number().int().min(0).max(101).default(70),
     high: z.enum(['hard', 'reject']).default('hard'),
@@ -21,27 +28,28 @@ export const riskPolicy = z
       .array(z.enum(['slide', 'click', 'select']))
       .min(1)
       .default([...DEFAULT_IMAGE_KINDS]),
-    velocity: z
-      .object({
-        ip: z.tuple([z.number().positive(), z.number().positive()]).default([20, 60]),
-        prefix: z.tuple([z.number().positive(), z.number().positive()]).default([100, 400]),
-        app: z.number().positive().default(20_000),
-      })
-      .default({ ip: [20, 60], prefix: [100, 400], app: 20_000 }),
-    rate_limit: z
-      .object({
-        ip_per_minute: z.number().positive().default(120),
-        high_risk_ip_per_minute: z.number().positive().default(20),
-      })
-      .default({ ip_per_minute: 120, high_risk_ip_per_minute: 20 }),
+    velocity: object({
+      ip: z.tuple([z.number().positive(), z.number().positive()]).default([20, 60]),
+      prefix: z.tuple([z.number().positive(), z.number().positive()]).default([100, 400]),
+      app: z.number().positive().default(20_000),
+    }).default({ ip: [20, 60], prefix: [100, 400], app: 20_000 }),
+    rate_limit: object({
+      ip_per_minute: z.number().positive().default(120),
+      high_risk_ip_per_minute: z.number().positive().default(20),
+    }).default({ ip_per_minute: 120, high_risk_ip_per_minute: 20 }),
     reputation: reputationLists.partial().optional(),
     /** Per-source prices of sustained automation (docs/security.md, "Pressure pricing"). */
     pressure: pressurePolicy.default(DEFAULT_PRESSURE),
-  })
-  .refine((p) => p.invisible_below <= p.image_below, {
+  }).refine((p) => p.invisible_below <= p.image_below, {
     message: 'invisible_below must not exceed image_below',
     path: ['invisible_below'],
   });
+}
+
+/** A policy as the admin API and the CLI take it: unknown keys refused at every level. */
+export const riskPolicy = policySchema('refuse');
+/** A policy as stored: unknown keys dropped. */
+const storedRiskPolicy = policySchema('drop');
 
 export type RiskPolicy = z.infer<typeof riskPolicy>;
 export type Tier = 'invisible' | 'image' | 'hard' | 'reject';
@@ -59,8 +67,8 @@ export function resolvePolicy(stored: unknown): RiskPolicy {
   const cacheable = typeof stored === 'object' && stored !== null;
   const hit = cacheable ? resolved.get(stored) : stored == null ? defaults : undefined;
   if (hit) return hit;
-  const parsed = riskPolicy.safeParse(stored ?? {});
-  const policy = parsed.success ? parsed.data : riskPolicy.parse({});
+  const parsed = storedRiskPolicy.safeParse(stored ?? {});
+  const policy = parsed.success ? parsed.data : storedRiskPolicy.parse({});
   if (cacheable) resolved.set(stored, policy);
   else if (stored == null) defaults = policy;
   return policy;
