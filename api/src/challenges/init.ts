@@ -4,6 +4,7 @@ import { GatehouseError } from '@gatehouse/core/errors';
 import { createPuzzle } from '@gatehouse/core/pow';
 import { DEGRADED_TOKEN_TTL_SECONDS, MAX_TOKEN_LENGTH } from '@gatehouse/core/tokens';
 import { z } from 'zod';
+import { effectivePlan } from '../apps/plans.ts';
 import type { Deps } from '../deps.ts';
 import { countChallenge, countChallengeNow, refundChallenge } from '../quotas/monthly-quota.ts';
 import { resolvePolicy } from '../risk/policy.ts';
@@ -98,6 +99,7 @@ export async function initChallenge(
     policy,
     serverToken: serverToken !== undefined,
     attested,
+    monthlyQuota: effectivePlan(app).monthlyQuota,
   };
   // Counts in this process: assessed without a promise; shared ones (Redis) awaited.
   const risk = deps.risk.assessNow(riskInput) ?? (await deps.risk.assess(riskInput));
@@ -144,9 +146,12 @@ export async function initChallenge(
     tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds), deps.logger);
   // With overage the count cannot refuse: answered without waiting for its statement (write-behind), unless
   // a server token's use is spent below, whose failure gives the unit back (refundChallenge needs it written).
-  const quota =
-    (serverToken ? undefined : countChallengeNow(deps.db, app)) ?? (await countChallenge(deps.db, app));
-  if (!quota.allowed) {
+  // A source past its share of the month's units is served (at the image stage) without spending them.
+  const quota = risk.pressure.overShare
+    ? NOT_COUNTED
+    : ((serverToken ? undefined : countChallengeNow(deps.db, app)) ?? (await countChallenge(deps.db, app)));
+  // Degraded mode is a pass without a challenge, for people: a source already priced up gets a challenge.
+  if (!quota.allowed && risk.pressure.stage === 'base') {
     countTier(deps, 'degraded');
     return {
       mode: 'degraded',
@@ -157,7 +162,7 @@ export async function initChallenge(
   if (serverToken) {
     // Another init spent the last use since the check: this one is refused, so its unit is given back.
     await spendServerTokenUse(deps.db, serverToken).catch(async (error: unknown) => {
-      await refundChallenge(deps.db, app);
+      if (quota.allowed) await refundChallenge(deps.db, app);
       throw error;
     });
   }
@@ -210,6 +215,8 @@ export async function initChallenge(
   }
   return result;
 }
+
+const NOT_COUNTED = Object.freeze({ allowed: false, used: 0 });
 
 /** The challenge counter's child per tier, made once per metrics registry (prom-client hashes labels per inc). */
 const tierCounters = new WeakMap<object, Map<string, { inc(): void }>>();

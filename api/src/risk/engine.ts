@@ -1,7 +1,15 @@
 import { GatehouseError } from '@gatehouse/core/errors';
+import { overShare, SHARE_WINDOW_MS } from '../quotas/source-share.ts';
 import { type AnswerHistory, answerFindings, historyKey, MemoryAnswerHistory } from './answer-history.ts';
 import { type RiskPolicy, type Tier, tierFor } from './policy.ts';
-import { PRESSURE_WINDOW_MS, type Pressure, pressureOf, pressureSources } from './pressure.ts';
+import {
+  PRESSURE_WINDOW_MS,
+  type Pressure,
+  type PressureSource,
+  pressureOf,
+  pressureSources,
+  sharePressure,
+} from './pressure.ts';
 import type { DatacenterRanges } from './ranges.ts';
 import { Reputation } from './reputation.ts';
 import { automationRules } from './rules/automation.ts';
@@ -35,6 +43,8 @@ export interface RiskInput {
   serverToken: boolean;
   /** A verified attestation (Privacy Pass) was presented. */
   attested: boolean;
+  /** The units of the app's plan this month: with it, each source's share of them is counted. */
+  monthlyQuota?: number;
 }
 
 export interface RiskAssessment {
@@ -71,6 +81,8 @@ export class RiskEngine {
   readonly answers: AnswerHistory;
   /** Challenges per source over the sliding hour (pressure pricing): the same store as the velocity counts. */
   readonly #pressure: VelocityCounter;
+  /** Challenges per client and network over 30 days: their share of the app's monthly units. */
+  readonly #share: VelocityCounter;
   /** The time the counts are read at: a bench or a test replays an hour in moments by setting it. */
   clock: () => number = Date.now;
 
@@ -86,6 +98,7 @@ export class RiskEngine {
     this.answers = answers;
     this.#pressure =
       velocity.withWindow?.(PRESSURE_WINDOW_MS) ?? new MemoryVelocity(200_000, PRESSURE_WINDOW_MS);
+    this.#share = velocity.withWindow?.(SHARE_WINDOW_MS) ?? new MemoryVelocity(200_000, SHARE_WINDOW_MS);
   }
 
   /**
@@ -96,7 +109,8 @@ export class RiskEngine {
     const velocity = this.#velocity;
     const answers = this.answers;
     const pressure = this.#pressure;
-    if (!velocity.hitNow || !answers.readNow || !pressure.hitNow) return undefined;
+    const share = this.#share;
+    if (!velocity.hitNow || !answers.readNow || !pressure.hitNow || !share.hitNow) return undefined;
     const now = this.clock();
     const where = { ip: input.facts.ip, appId: input.appId };
     const network = networkFindings(
@@ -111,7 +125,12 @@ export class RiskEngine {
       input,
       network,
       answers.readNow(historyKey(input.appId, input.facts.ip), now),
-      pressureOf(pressure.hitNow(sources.keys, now), sources.sources, input.policy.pressure),
+      this.#priced(
+        input,
+        sources.sources,
+        pressure.hitNow(sources.keys, now),
+        input.monthlyQuota === undefined ? [] : share.hitNow(sources.keys.slice(0, 2), now),
+      ),
     );
   }
 
@@ -122,7 +141,7 @@ export class RiskEngine {
     const where = { ip: input.facts.ip, appId: input.appId };
     const sources = this.#sources(input);
     // Shared counts (Redis): all read in one wait.
-    const [network, counts, pressed] = await Promise.all([
+    const [network, counts, pressed, shared] = await Promise.all([
       networkRules(
         where,
         this.#velocity,
@@ -133,12 +152,24 @@ export class RiskEngine {
       ),
       this.answers.read(historyKey(input.appId, input.facts.ip), now),
       this.#pressure.hit(sources.keys, now),
+      input.monthlyQuota === undefined ? [] : this.#share.hit(sources.keys.slice(0, 2), now),
     ]);
-    return this.#judge(input, network, counts, pressureOf(pressed, sources.sources, input.policy.pressure));
+    return this.#judge(input, network, counts, this.#priced(input, sources.sources, pressed, shared));
   }
 
   #sources(input: RiskInput) {
     return pressureSources(input.appId, input.facts.ip, this.datacenter?.provider(input.facts.ip));
+  }
+
+  /** The sources' price from their hourly counts, raised for a source past its share of the month's units. */
+  #priced(input: RiskInput, sources: PressureSource[], pressed: number[], shared: number[]): Pressure {
+    const policy = input.policy.pressure;
+    const pressure = pressureOf(pressed, sources, policy);
+    const over =
+      input.monthlyQuota === undefined
+        ? undefined
+        : overShare(shared, input.monthlyQuota, policy.quota_share);
+    return over ? sharePressure(pressure, over, policy) : pressure;
   }
 
   #reputations(input: RiskInput): Reputation[] {

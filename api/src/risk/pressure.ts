@@ -7,6 +7,7 @@ import {
   secondsForScore,
 } from '@gatehouse/core/pow';
 import { z } from 'zod';
+import { quotaSharePolicy } from '../quotas/source-share.ts';
 import { memoByIp } from './ip-memo.ts';
 import { networkPrefix } from './rules/network.ts';
 
@@ -40,6 +41,8 @@ export const pressurePolicy = z
     image_at: z.number().min(0).max(40).default(4),
     /** From this many doublings the request is refused (403 request_rejected, Retry-After). */
     reject_at: z.number().positive().max(40).default(10),
+    /** Each source's share of the app's monthly units (api/src/quotas/source-share.ts). */
+    quota_share: quotaSharePolicy,
   })
   .refine((p) => p.image_at <= p.reject_at, {
     message: 'image_at must not exceed reject_at',
@@ -61,6 +64,8 @@ export interface Pressure {
   reasons: string[];
   /** At `reject`: about how long until the most pressed source is back under the refusal. */
   retryAfterSeconds?: number;
+  /** The source is past its share of the app's monthly units: served at the image stage, not counted. */
+  overShare?: true;
 }
 
 const clientOf = memoByIp(clientKey);
@@ -149,4 +154,17 @@ export function pricedPowParams(base: PowParams, score: number, multiplier: numb
   const seconds = secondsForScore(score, DEFAULT_POW_POLICY.curve) * multiplier;
   const priced = difficultyForSeconds(seconds);
   return expectedAttempts(priced) > expectedAttempts(base) ? priced : base;
+}
+
+/** The price of a source past its share of the month's units: at least the image stage, and not counted. */
+export function sharePressure(pressure: Pressure, reason: string, policy: PressurePolicy): Pressure {
+  if (pressure.stage === 'reject') return { ...pressure, overShare: true };
+  const doublings = Math.max(pressure.doublings, policy.image_at);
+  return {
+    doublings,
+    multiplier: 2 ** doublings,
+    stage: 'image',
+    reasons: [...pressure.reasons, `${reason}:+${Math.round(doublings * 10) / 10}`],
+    overShare: true,
+  };
 }
