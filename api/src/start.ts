@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startStandby } from '@gatehouse/standby';
 import { loadStandbyConfig } from '@gatehouse/standby/config';
@@ -29,6 +30,14 @@ interface Role {
   name: string;
   start(shared: Shared): Promise<Running>;
 }
+
+/**
+ * `.env` in the folder `npm start` runs in (the checkout's root): any of the variables of `.env.example`.
+ * A variable set in the shell wins over the file, as with `node --env-file`.
+ */
+const ENV_FILE = resolve('.env');
+const envFileRead = existsSync(ENV_FILE);
+if (envFileRead) process.loadEnvFile(ENV_FILE);
 
 const config = loadConfig();
 const demoConfig = loadDemoConfig();
@@ -156,6 +165,36 @@ const ROLES: Role[] = [
   },
 ];
 
+/** The variable that sets each port `npm start` listens on, to name in a start-up failure. */
+function portVariable(port: number): string | undefined {
+  const env = process.env;
+  const ports: [string, number | string | undefined][] = [
+    ['PORT', config.port],
+    ['INTERNAL_PORT', config.internal.port],
+    ['DEMO_PORT', demoConfig.port],
+    ['STANDBY_BYPASS_PORT', standbyListen.bypassPort],
+    ['STANDBY_FALLBACK_PORT', standbyListen.fallbackPort],
+    ['STANDBY_INTERNAL_PORT', env.STANDBY_INTERNAL_PORT],
+  ];
+  return ports.find(([, value]) => value !== undefined && value !== '' && Number(value) === port)?.[0];
+}
+
+/** Why a role did not start, as one sentence; a busy or forbidden port names the variable that moves it. */
+function startFailure(error: unknown): string {
+  const e = error as NodeJS.ErrnoException & { port?: number; address?: string };
+  if ((e.code === 'EADDRINUSE' || e.code === 'EACCES') && typeof e.port === 'number') {
+    const variable = portVariable(e.port);
+    const where = `port ${e.port} on ${e.address ?? 'this machine'}`;
+    const why =
+      e.code === 'EADDRINUSE'
+        ? `${where} is already in use (another program, or another Gatehouse)`
+        : `${where} needs privileges this process lacks`;
+    if (!variable) return `${why}.`;
+    return `${why}: set ${variable} to another port, in the shell (${variable}=${e.port + 10} npm start) or in .env.`;
+  }
+  return (error as Error).message;
+}
+
 const running: Running[] = [];
 let stopping = false;
 
@@ -181,12 +220,18 @@ for (const role of ROLES) {
   try {
     running.push(await role.start(shared));
   } catch (error) {
-    console.error(`gatehouse: the ${role.name} role could not start: ${(error as Error).message}`);
+    console.error(`gatehouse: the ${role.name} role could not start: ${startFailure(error)}`);
     await stopAll('start-up failure', 1);
   }
 }
 
 const lines = running.flatMap((r) => r.lines);
+lines.push([
+  'Settings',
+  envFileRead
+    ? `${ENV_FILE} and the environment (the environment wins)`
+    : 'the environment; none from .env (no file; see .env.example)',
+]);
 const width = Math.max(...lines.map(([label]) => label.length));
 console.log(
   `\nGatehouse is running:\n${lines.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n')}\n\nCtrl-C stops everything.\n`,

@@ -1,6 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -564,7 +572,8 @@ describe.runIf(run)('gatehouse command against a running API', { timeout: LONG }
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('Missing or invalid admin token. (unauthorized)');
     expect(none.stderr).toContain(`No admin token was found`);
-    expect(none.stderr).toContain(join(elsewhere, '.gatehouse-data', 'admin-token'));
+    // A folder outside any checkout: no data folder, so no token file either, and it says so.
+    expect(none.stderr).toContain('no data folder was found from this folder upwards');
     const wrongEnv = await inOther(['app', 'list'], { GATEHOUSE_ADMIN_TOKEN: 'not-the-admin-token-at-all' });
     expect(wrongEnv.code).toBe(1);
     expect(wrongEnv.stderr).toContain('The admin token came from GATEHOUSE_ADMIN_TOKEN.');
@@ -730,6 +739,70 @@ describe.runIf(run)('gatehouse command finds the server started on its DATA_DIR'
     expect(await server.stop()).toBe(0);
     // Stopped: the file goes with it, so the next command does not chase a closed port.
     expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe.runIf(run)('gatehouse command from any folder', { timeout: LONG }, () => {
+  it('finds the server from a folder below the one it was started in, and exports what the next lines need', async () => {
+    const work = tempDir();
+    const dbEnv = await databaseEnv();
+    const server = await startServer(work, dbEnv);
+    const below = join(work, 'src', 'deep');
+    mkdirSync(below, { recursive: true });
+    const exported = ok(
+      await gatehouse(['app', 'create', '--name', 'below', '--test-mode', '--export'], below, dbEnv),
+    );
+    const vars = Object.fromEntries(
+      [...exported.stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect(Object.keys(vars)).toEqual(['APP_KEY', 'APP_SECRET', 'GATEHOUSE_URL']);
+    expect(vars.GATEHOUSE_URL).toBe(server.url);
+    expect(await authAs(server.url, vars.APP_KEY!, vars.APP_SECRET!)).toBe(PASSED);
+    expect(exported.stderr).toContain(SECRET_WARNING);
+    expect(existsSync(join(below, '.gatehouse-data'))).toBe(false);
+
+    // Test mode wins over a forced challenge: the command says so, and says how to turn it off.
+    const forced = ok(
+      await gatehouse(['app', 'update', vars.APP_KEY!, '--force-challenge', 'slide'], below, dbEnv),
+    );
+    expect(forced.stderr).toContain('test mode is on');
+    expect(forced.stderr).toContain('--no-test-mode');
+    const off = ok(await gatehouse(['app', 'update', vars.APP_KEY!, '--no-test-mode'], below, dbEnv));
+    expect(off.stderr).not.toContain('test mode is on');
+    const shown = parsed(await gatehouse(['app', 'show', vars.APP_KEY!, '--json'], below, dbEnv));
+    expect(shown).toMatchObject({
+      test_mode: false,
+      risk_policy: { invisible_below: 0, image_kinds: ['slide'] },
+    });
+
+    const both = await gatehouse(['app', 'create', '--name', 'x', '--export', '--json'], below, dbEnv);
+    expect(both.code).toBe(2);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('outside any checkout, with no server, says it found none and creates no database', async () => {
+    const nowhere = tempDir();
+    // Only the default address is left to try; something else on this machine may hold port 8080.
+    const defaultClosed = await fetch('http://127.0.0.1:8080/').then(
+      () => false,
+      () => true,
+    );
+    for (const args of [
+      ['app', 'list'],
+      ['app', 'create', '--name', 'stray'],
+    ]) {
+      const result = await gatehouse(args, nowhere, {});
+      expect(result.code).not.toBe(0);
+      if (defaultClosed) {
+        expect(result.stderr).toContain(
+          'No Gatehouse server found: nothing answers at http://127.0.0.1:8080',
+        );
+        expect(result.stderr).toContain(`in ${nowhere} or any folder above`);
+        expect(result.stderr).toContain('no database was opened or created');
+      }
+      expect(result.stderr).not.toMatch(FALLBACK_NOTICE);
+    }
+    expect(readdirSync(nowhere)).toEqual([]);
   });
 });
 

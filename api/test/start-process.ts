@@ -15,9 +15,10 @@ export interface Started {
   output: () => string;
 }
 
-export async function startStartTs(env: Record<string, string>): Promise<Started> {
+/** Runs start.ts in `cwd` (default the repository, as `npm start` does), with only `env` and PATH/HOME. */
+export async function startStartTs(env: Record<string, string>, cwd = ROOT): Promise<Started> {
   const child = spawn(process.execPath, [join(ROOT, 'api/src/start.ts')], {
-    cwd: ROOT,
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

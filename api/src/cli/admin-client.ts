@@ -1,6 +1,6 @@
 import type { AppsBackend, AppView, AppWithSecret } from './backend.ts';
 import { CommandError } from './errors.ts';
-import type { Target } from './target.ts';
+import { DEFAULT_SOURCE, type Target } from './target.ts';
 
 const TIMEOUT_MS = 30_000;
 
@@ -84,6 +84,13 @@ export class AdminClient implements AppsBackend {
       });
     } catch (err) {
       const reason = networkReason(err);
+      if (
+        reason === 'ECONNREFUSED' &&
+        this.#target.urlSource === DEFAULT_SOURCE &&
+        !this.#target.fallbackAllowed
+      ) {
+        throw noServerFound(this.#target);
+      }
       throw new ApiUnreachable(
         `Cannot reach the Gatehouse API at ${url}: ${REASONS[reason] ?? reason}.`,
         reason === 'ECONNREFUSED',
@@ -106,7 +113,10 @@ export class AdminClient implements AppsBackend {
     if (code !== 'unauthorized') return undefined;
     const { tokenSource, dataDir } = this.#target;
     if (tokenSource) return `The admin token came from ${tokenSource}.`;
-    return `No admin token was found: pass --admin-token, set GATEHOUSE_ADMIN_TOKEN, or run where ${dataDir}/admin-token exists.`;
+    const file = dataDir
+      ? `${dataDir}/admin-token`
+      : 'DATA_DIR/admin-token (no data folder was found from this folder upwards; set DATA_DIR)';
+    return `No admin token was found: pass --admin-token, set GATEHOUSE_ADMIN_TOKEN, or run where the server's ${file} is found.`;
   }
 }
 
@@ -140,4 +150,17 @@ function networkReason(err: unknown): string {
   if (codes.size === 1) return [...codes][0] ?? 'network error';
   if ((err as Error).name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
   return cause?.message ?? (err as Error).message;
+}
+
+/** Nothing answers at the default address and nothing said where else to look: say so, touch nothing. */
+export function noServerFound(target: Target): CommandError {
+  return new CommandError(
+    `No Gatehouse server found: nothing answers at ${target.url} (the default) and ${target.searched}.`,
+    {
+      hint:
+        "Start one with 'npm start' in the Gatehouse checkout (the command finds it from any folder inside), " +
+        'or pass --url URL (or set GATEHOUSE_URL). To work on a database with no server, set DATA_DIR or ' +
+        'DATABASE_URL; no database was opened or created.',
+    },
+  );
 }

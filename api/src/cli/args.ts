@@ -12,8 +12,9 @@ export const GLOBAL_OPTIONS = {
 } as const satisfies OptionSpec;
 
 export const GLOBAL_HELP = `Options for every command:
-  --url URL              the admin API (default: $GATEHOUSE_URL, else the server started on this
-                         DATA_DIR (its DATA_DIR/server.json), else http://127.0.0.1:8080)
+  --url URL              the admin API (default: $GATEHOUSE_URL, else the server started on the data
+                         folder (DATA_DIR, else the checkout's found from here upwards: its
+                         server.json), else http://127.0.0.1:8080)
   --admin-token TOKEN    (default: $GATEHOUSE_ADMIN_TOKEN, else the file DATA_DIR/admin-token)
   --json                 print the API's data object as JSON instead of a summary
   -h, --help             show help

@@ -21,12 +21,15 @@ export interface AppsBackend {
 
 /**
  * Runs `use` against the admin API. When that API is on this machine and refuses the connection (the
- * server is not running, so nothing was sent), runs it again on the database itself, saying so on stderr.
+ * server is not running, so nothing was sent), runs it again on the database itself, saying so on stderr:
+ * only a database that exists or was named (Target.fallbackAllowed), never a new one found by chance.
  */
 export async function withApps<T>(
   ctx: CliContext,
   target: Target,
   use: (apps: AppsBackend) => Promise<T>,
+  /** Called when the answer comes from the database, not from an API. */
+  onDirect: () => void = () => {},
 ): Promise<T> {
   try {
     return await use(new AdminClient(target));
@@ -35,7 +38,8 @@ export async function withApps<T>(
   }
   // Loaded only here: the HTTP path never pays for the database drivers.
   const { openDirectBackend } = await import('./direct-backend.ts');
-  const direct = await openDirectBackend(ctx, target);
+  const direct = await openDirectBackend(target);
+  onDirect();
   ctx.err(`gatehouse: no API is running at ${target.url}; using ${direct.description} directly.\n`);
   try {
     return await use(direct);

@@ -8,7 +8,6 @@ import { appSettings, appSettingsPatch } from '../apps/settings.ts';
 import { loadConfig } from '../config.ts';
 import { appKeyParam, rotateBody } from '../routes/admin.ts';
 import type { AppsBackend, AppView, AppWithSecret } from './backend.ts';
-import type { CliContext } from './command.ts';
 import { CommandError } from './errors.ts';
 import type { Target } from './target.ts';
 
@@ -75,9 +74,9 @@ function key(raw: string): string {
  * and runs the migrations. Refuses an embedded database another process holds open: PGlite is
  * single-process, and two writers would corrupt it.
  */
-export async function openDirectBackend(ctx: CliContext, target: Target): Promise<DirectBackend> {
-  const { GATEHOUSE_ADMIN_TOKEN: _unused, ...env } = ctx.env;
-  const config = loadConfig({ ...env, DATA_DIR: target.dataDir });
+export async function openDirectBackend(target: Target): Promise<DirectBackend> {
+  const { GATEHOUSE_ADMIN_TOKEN: _unused, ...env } = target.env;
+  const config = loadConfig(target.dataDir ? { ...env, DATA_DIR: target.dataDir } : env);
   if (config.databaseUrl) {
     const database = await openDatabase({ url: config.databaseUrl, poolMax: 1 });
     return migrated(database, `the database at ${redact(config.databaseUrl)}`);
@@ -87,7 +86,7 @@ export async function openDirectBackend(ctx: CliContext, target: Target): Promis
       'PGLITE_DIR=memory:// keeps the database inside the server process: start the server and retry.',
     );
   }
-  const dir = resolve(ctx.cwd, config.pgliteDir);
+  const dir = resolve(target.baseDir, config.pgliteDir);
   if (existsSync(join(dir, 'postmaster.pid'))) {
     throw new CommandError(
       `The embedded database in ${dir} is open in another process (postmaster.pid exists), but no API ` +

@@ -9,9 +9,10 @@ function help(): string {
   const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
   return `Usage: gatehouse <command> [options]
 
-Manage a Gatehouse verification service through its admin API. When no --url is given and nothing
-listens at the local API's address, the command opens the database itself (DATABASE_URL, else the
-embedded database in DATA_DIR/pgdata) and says so on stderr.
+Manage a Gatehouse verification service through its admin API. Run from any folder of the checkout, it
+finds the server \`npm start\` runs there. When no --url is given and nothing listens at the local API's
+address, the command opens the database itself (DATABASE_URL, else the embedded database in
+DATA_DIR/pgdata) and says so on stderr: only one that exists or that DATA_DIR or DATABASE_URL names.
 
 Commands:
 ${lines.join('\n')}

@@ -86,3 +86,30 @@ export function appSummary(app: AppView | AppWithSecret): string {
 
 export const SECRET_WARNING =
   'gatehouse: the app secret is shown only this once; store it now (a lost secret can only be replaced with `gatehouse app rotate-secret`).\n';
+
+/** A value as one shell word, whatever it holds. */
+const shellWord = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * `--export`: lines a POSIX shell evaluates (`eval "$(gatehouse app create ... --export)"`) to hold the
+ * new credentials, and the API's URL when an API answered, for the next commands and curl lines.
+ */
+export function shellExports(app: AppWithSecret, apiUrl: string | undefined): string {
+  const lines = [
+    `export APP_KEY=${shellWord(app.app_key)}`,
+    `export APP_SECRET=${shellWord(app.app_secret)}`,
+  ];
+  if (apiUrl) lines.push(`export GATEHOUSE_URL=${shellWord(apiUrl)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Test mode gives every visitor the invisible tier before the risk policy is read: a policy that sends
+ * visitors to a challenge (--force-challenge included) has no effect until test mode is off.
+ */
+export function testModeNote(app: AppView): string | undefined {
+  if (!app.test_mode) return undefined;
+  const policy = app.risk_policy as { invisible_below?: unknown };
+  if (policy.invisible_below !== 0) return undefined;
+  return "gatehouse: note: test mode is on, so every visitor still gets the invisible tier and this risk policy's challenges are not shown; turn it off with --no-test-mode.\n";
+}

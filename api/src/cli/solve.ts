@@ -1,10 +1,11 @@
 import { GatehouseError } from '@gatehouse/node';
 import { solveChallenge } from '@gatehouse/node/headless';
+import { noServerFound } from './admin-client.ts';
 import { parseCommandArgs } from './args.ts';
 import type { CliContext, Command } from './command.ts';
 import { CommandError, UsageError } from './errors.ts';
 import { json } from './output.ts';
-import { DEFAULT_URL, resolveTarget } from './target.ts';
+import { DEFAULT_SOURCE, DEFAULT_URL, resolveTarget } from './target.ts';
 
 const OPTIONS = {
   'app-key': { type: 'string' },
@@ -48,7 +49,8 @@ export const solveCommand: Command = {
     const action = values.action;
     if (!appKey) throw new UsageError("'gatehouse solve' needs --app-key KEY (the app's public key).");
     if (!action) throw new UsageError("'gatehouse solve' needs --action ACTION (login, register...).");
-    const baseUrl = resolveTarget({ url: values.url }, ctx.env, ctx.cwd).url;
+    const target = resolveTarget({ url: values.url }, ctx.env, ctx.cwd);
+    const baseUrl = target.url;
     let solved: Awaited<ReturnType<typeof solveChallenge>>;
     try {
       solved = await solveChallenge({
@@ -62,6 +64,12 @@ export const solveCommand: Command = {
         ...(values.referer ? { referer: values.referer } : {}),
       });
     } catch (err) {
+      if (
+        err instanceof GatehouseError &&
+        err.code === 'network_error' &&
+        target.urlSource === DEFAULT_SOURCE
+      )
+        throw noServerFound(target);
       if (err instanceof GatehouseError)
         throw new CommandError(err.message.replace(/^Gatehouse: /, ''), { code: err.code });
       throw err;

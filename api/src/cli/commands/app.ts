@@ -8,10 +8,10 @@ import {
   shiftWord,
   wholeNumber,
 } from '../args.ts';
-import { type AppsBackend, withApps } from '../backend.ts';
+import { type AppsBackend, type AppView, type AppWithSecret, withApps } from '../backend.ts';
 import type { CliContext, Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { appSummary, appTable, json, SECRET_WARNING } from '../output.ts';
+import { appSummary, appTable, json, SECRET_WARNING, shellExports, testModeNote } from '../output.ts';
 import { FORCED_CHALLENGES, type ForcedChallenge, forcePolicy, readPolicyFlag } from '../risk-flags.ts';
 import { resolveTarget } from '../target.ts';
 
@@ -113,6 +113,11 @@ function expiry(raw: string): string | null {
   return raw;
 }
 
+const EXPORT_OPTION = { export: { type: 'boolean' } } as const satisfies OptionSpec;
+const EXPORT_HELP = `  --export                         print shell lines instead: export APP_KEY=... APP_SECRET=... and
+                                   GATEHOUSE_URL=... (the API that answered), for eval "$(...)"
+`;
+
 const show = (data: object) => appSummary(data as Parameters<typeof appSummary>[0]);
 
 const SUBCOMMANDS: Subcommand[] = [
@@ -120,8 +125,8 @@ const SUBCOMMANDS: Subcommand[] = [
     name: 'create',
     summary: 'create an app; prints its key and its secret (shown only once)',
     positionals: [],
-    options: SETTINGS_OPTIONS,
-    help: `--name is required.\n\n${SETTINGS_HELP}`,
+    options: { ...SETTINGS_OPTIONS, ...EXPORT_OPTION },
+    help: `--name is required.\n\n${SETTINGS_HELP}${EXPORT_HELP}`,
     prepare(values, _positionals, cwd) {
       const body = settingsFromFlags(values, cwd);
       if (body.name === undefined) throw new UsageError("'gatehouse app create' needs --name NAME.");
@@ -186,9 +191,9 @@ const SUBCOMMANDS: Subcommand[] = [
     name: 'rotate-secret',
     summary: 'issue a new secret; the old one keeps working for --grace seconds',
     positionals: ['KEY'],
-    options: { grace: { type: 'string' } },
+    options: { grace: { type: 'string' }, ...EXPORT_OPTION },
     help: `  --grace SECONDS   how long the previous secret keeps working, 0 to 2592000 (default 86400, one day);
-                    0 stops it at once\n`,
+                    0 stops it at once\n${EXPORT_HELP}`,
     prepare(values, [key]) {
       const raw = values.grace as string | undefined;
       const grace = raw === undefined ? undefined : wholeNumber('--grace', raw);
@@ -279,10 +284,20 @@ export const appCommand: Command = {
       expectPositionals(positionals, sub.positionals, usageOf(sub)),
       ctx.cwd,
     );
+    if (values.export && values.json) throw new UsageError('--export and --json cannot be used together.');
     const target = resolveTarget(values as { url?: string; 'admin-token'?: string }, ctx.env, ctx.cwd);
-    const data = await withApps(ctx, target, prepared.call);
-    ctx.out(values.json ? json(data) : prepared.render(data));
+    let direct = false;
+    const data = await withApps(ctx, target, prepared.call, () => {
+      direct = true;
+    });
+    if (values.export) {
+      ctx.out(shellExports(data as AppWithSecret, direct ? undefined : target.url));
+    } else {
+      ctx.out(values.json ? json(data) : prepared.render(data));
+    }
     if (prepared.showsSecret) ctx.err(SECRET_WARNING);
+    const note = testModeNote(data as AppView);
+    if (note) ctx.err(note);
     return 0;
   },
 };
