@@ -26,14 +26,17 @@ const OLD_ATTEMPTS_PER_CHECK = { low: 52, high: 360 };
 /** An RTX 4090 at 512 KiB, hashes per second (docs/pow.md, "What a GPU gains"), rented at $0.40 an hour. */
 const GPU = { low: 180_000, high: 900_000, usdPerHour: 0.4 };
 
-const usd = (x: number) =>
-  x >= 1e6 ? `$${x.toExponential(0)}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(2)}`;
+const power = (x: number) => {
+  const [mantissa, exponent] = x.toExponential(1).split('e');
+  return `${mantissa} × 10^${Number(exponent)}`;
+};
+const usd = (x: number) => (x >= 1e6 ? `$${power(x)}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(2)}`);
 const perThousand = (cpuSecondsPerPass: number) => (cpuSecondsPerPass * 1000 * CORE_HOUR_USD) / 3600;
 
 export function economicsTable(x: EconomicsInput): string {
   const farm = FARM_USD_PER_1000[0];
   const row = (attack: string, low: number, high: number, note: string) =>
-    `| ${attack} | ${usd(low)} | ${usd(high)} | ${(low / farm).toPrecision(2)}× | ${note} |`;
+    `| ${attack} | ${usd(low)} | ${usd(high)} | ${low / farm >= 1e6 ? power(low / farm) : (low / farm).toPrecision(2)}× | ${note} |`;
   const hashing = (rate: number) => [perThousand(x.hashesLow / rate), perThousand(x.hashesHigh / rate)];
   const [bLow, bHigh] = hashing(x.chromium);
   const [oLow, oHigh] = hashing(x.openssl);
@@ -58,10 +61,20 @@ export function economicsTable(x: EconomicsInput): string {
       'headless Chromium, the widget’s worker',
       bLow!,
       bHigh!,
-      `${Math.round(x.chromium)} hashes per CPU-s, measured`,
+      `${Math.round(x.chromium).toLocaleString('en')} hashes per CPU-s, measured`,
     ),
-    row('OpenSSL, one hash at a time', oLow!, oHigh!, `${Math.round(x.openssl)} hashes per CPU-s, measured`),
-    row(`SIMD lanes (${x.lanesId})`, lLow!, lHigh!, `${Math.round(x.lanes)} hashes per CPU-s, measured`),
+    row(
+      'OpenSSL, one hash at a time',
+      oLow!,
+      oHigh!,
+      `${Math.round(x.openssl).toLocaleString('en')} hashes per CPU-s, measured`,
+    ),
+    row(
+      `SIMD lanes (${x.lanesId})`,
+      lLow!,
+      lHigh!,
+      `${Math.round(x.lanes).toLocaleString('en')} hashes per CPU-s, measured`,
+    ),
     row(
       'one RTX 4090 (estimate)',
       gpu(x.hashesLow, GPU.high),

@@ -24,6 +24,8 @@ export function buildLanes(): LaneBin[] {
   const cpu = flags();
   const avx512 = / avx512f /.test(cpu) && / avx512vl /.test(cpu);
   const sets = [
+    // 128-bit registers, 4 lanes: the most that WebAssembly SIMD can express, run natively.
+    { id: 'sse-128', march: 'x86-64-v2', lanes: 4, has: / sse4_1 /.test(cpu) },
     { id: 'avx2', march: 'x86-64-v3', lanes: 8, has: / avx2 /.test(cpu) },
     { id: 'avx512', march: 'x86-64-v4', lanes: 16, has: avx512 },
     { id: 'avx512-ymm', march: 'x86-64-v4', lanes: 8, has: avx512 },
