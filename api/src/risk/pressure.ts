@@ -40,7 +40,7 @@ export const pressurePolicy = z
     /** From this many doublings the request gets an image beside its proof-of-work (the hard tier). */
     image_at: z.number().min(0).max(40).default(4),
     /** From this many doublings the request is refused (403 request_rejected, Retry-After). */
-    reject_at: z.number().positive().max(40).default(10),
+    reject_at: z.number().positive().max(40).default(13),
     /** Each source's share of the app's monthly units (api/src/quotas/source-share.ts). */
     quota_share: quotaSharePolicy,
   })
