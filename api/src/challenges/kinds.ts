@@ -55,10 +55,9 @@ export function powWellFormed(sealedPuzzle: unknown, solution: unknown): boolean
 }
 
 /**
- * One hash per submit, however many puzzles it carries (the keyboard's or the alternative's beside the
- * challenge's): a sub-puzzle picked at random among all of them after the submit arrived, weighted by its
- * work (docs/pow.md, "Spot-checking one sub-puzzle"). The caller burns the challenge when this answers
- * false, which keeps cheating unprofitable.
+ * One hash per puzzle the submit carries (the keyboard's or the alternative's beside the challenge's): in
+ * each, a sub-puzzle picked at random after the submit arrived must hash to the prefix the answer claims
+ * (docs/pow.md, "No pass without the work"). The caller burns the challenge when this answers false.
  */
 export function spotCheckPow(
   pairs: ReadonlyArray<readonly [sealedPuzzle: unknown, solution: unknown]>,
