@@ -10,7 +10,7 @@ import {
   TILE,
   verifySelect,
 } from './select.ts';
-import { COLOUR_NAMES, NAMED_COLOURS, SHAPES } from './shapes.ts';
+import { COLOUR_NAMES, NAMED_COLOURS, NAMED_TURN_DEG, namedTurn, SHAPES } from './shapes.ts';
 import { decode, hasSignature, jsonPart, type Pixels } from './test-images.ts';
 
 const challenges: SelectChallenge[] = await Promise.all(
@@ -147,5 +147,31 @@ describe('verifySelect', () => {
         expect(verifySelect(answer, set)).toEqual({ ok: false, reason: 'selection' });
       }),
     );
+  });
+});
+
+describe('named shapes stay readable', () => {
+  it('a square, a cross or a heart is turned at most NAMED_TURN_DEG from upright; other shapes any way', () => {
+    const rng = seededRandom('turns');
+    const widest = new Map<string, number>();
+    for (const shape of SHAPES)
+      for (let i = 0; i < 2000; i++) {
+        const deg = Math.abs((namedTurn(rng, shape) * 180) / Math.PI);
+        widest.set(shape, Math.max(widest.get(shape) ?? 0, deg));
+      }
+    for (const [shape, deg] of widest) {
+      const limit = NAMED_TURN_DEG[shape as keyof typeof NAMED_TURN_DEG];
+      if (limit === undefined) expect(deg, shape).toBeGreaterThan(300);
+      else expect(deg, shape).toBeLessThanOrEqual(limit);
+    }
+    // And as drawn: every symbol of the grids above, with the turn it was drawn at.
+    for (const c of challenges)
+      for (const tile of c.drawn)
+        for (const { shape, rotation } of tile) {
+          const limit = NAMED_TURN_DEG[shape];
+          if (limit !== undefined)
+            expect(Math.abs((rotation * 180) / Math.PI), shape).toBeLessThanOrEqual(limit);
+        }
+    expect(challenges.flatMap((c) => c.drawn.flat()).length).toBeGreaterThan(9 * challenges.length);
   });
 });

@@ -14,6 +14,7 @@ import {
   type ColourName,
   drawSymbol,
   NAMED_COLOURS,
+  namedTurn,
   type Placed,
   placeCircles,
   SHAPES,
@@ -58,6 +59,8 @@ export interface SelectChallenge {
   kind: 'select';
   view: SelectView;
   answer: SelectAnswer;
+  /** What each tile shows (shapes and turns), for tests and benches; never sent or sealed. */
+  drawn: Array<Array<{ shape: Shape; rotation: number }>>;
 }
 export interface SelectOptions {
   detail?: Detail;
@@ -108,7 +111,7 @@ function drawTile(
   tile: SelectTile,
   symbols: Array<{ shape: Shape; fill: string }>,
   look: boolean,
-) {
+): Array<{ shape: Shape; rotation: number }> {
   ctx.save();
   ctx.translate(tile.x, tile.y);
   ctx.beginPath();
@@ -127,21 +130,17 @@ function drawTile(
     const radii = symbols.map(() => range(rng, Math.max(12, maxR - 6), maxR));
     spots = placeCircles(rng, { width: TILE, height: TILE }, radii, 5);
   }
-  symbols.forEach((sym, i) => {
+  const drawn = symbols.map((sym, i) => {
     const s = (spots as Placed[])[i] as Placed;
     const stroke = chance(rng, 0.5) ? 'rgba(30,30,30,0.8)' : 'rgba(255,255,255,0.9)';
-    drawSymbol(ctx, {
-      ...sym,
-      x: s.x,
-      y: s.y,
-      r: s.r,
-      rotation: range(rng, 0, Math.PI * 2),
-      stroke,
-      ...(look ? symbolLook(rng) : {}),
-    });
+    // Named in the prompt, so turned only as far as it still reads as its name.
+    const rotation = namedTurn(rng, sym.shape);
+    drawSymbol(ctx, { ...sym, x: s.x, y: s.y, r: s.r, rotation, stroke, ...(look ? symbolLook(rng) : {}) });
+    return { shape: sym.shape, rotation };
   });
   drawDistractorLines(ctx, rng, TILE, TILE, int(rng, 0, 2));
   ctx.restore();
+  return drawn;
 }
 
 /** What a select grid will show, decided before any drawing (so tests can check it without pixels). */
@@ -185,7 +184,7 @@ export async function generateSelect(rng: Random, options: SelectOptions = {}): 
   ctx.fillRect(0, 0, SELECT_SIZE, SELECT_SIZE);
   // Lit and distorted symbols on shape prompts (full detail); colour prompts keep their named colours true.
   const look = detail === 'full' && category.type === 'shape';
-  for (const tile of SELECT_TILES) drawTile(ctx, rng, tile, symbols[tile.index] ?? [], look);
+  const drawn = SELECT_TILES.map((tile) => drawTile(ctx, rng, tile, symbols[tile.index] ?? [], look));
   if (detail === 'full') addNoise(ctx, rng, SELECT_SIZE, SELECT_SIZE, NOISE_AMPLITUDE);
 
   const prompt: Prompt =
@@ -202,6 +201,7 @@ export async function generateSelect(rng: Random, options: SelectOptions = {}): 
       a11y: { labelKey: 'challenge.select.label', instructionsKey: 'challenge.select.keyboardHelp' },
     },
     answer: { indices },
+    drawn,
   };
 }
 

@@ -2,8 +2,9 @@ import type { SKRSContext2D } from '@napi-rs/canvas';
 import { type Random, range } from './random.ts';
 
 /**
- * The symbols the click and select challenges draw. Each one stays recognisable under any rotation and is
- * never a rotation of another (no "diamond", which is a turned square), so a prompt is never ambiguous.
+ * The symbols the click and select challenges draw. None is a rotation of another (no "diamond", which is a
+ * turned square), so a prompt is never ambiguous; where a prompt names one, it is turned only as far as it
+ * still reads as its name (NAMED_TURN_DEG).
  */
 export const SHAPES = [
   'circle',
@@ -56,6 +57,18 @@ export interface SymbolStyle {
   stripes?: { colour: string; angle: number; period: number; width: number };
   /** A broken outline (dash and gap lengths, px): no closed contour of one colour to trace. */
   dash?: number[];
+}
+
+/**
+ * Degrees either way from upright a shape may be turned where the prompt names it: further, a square reads
+ * as a diamond, a cross as an x, and a heart stops reading as one. Absent: any turn reads as its name.
+ */
+export const NAMED_TURN_DEG: Partial<Record<Shape, number>> = { square: 15, cross: 15, heart: 30 };
+
+/** A turn in radians for a symbol the prompt names (one draw of `rng`, whatever the shape). */
+export function namedTurn(rng: Random, shape: Shape): number {
+  const limit = NAMED_TURN_DEG[shape];
+  return limit === undefined ? range(rng, 0, Math.PI * 2) : (range(rng, -limit, limit) * Math.PI) / 180;
 }
 
 /** Random lighting and distortion for a scene symbol (see SymbolStyle). */

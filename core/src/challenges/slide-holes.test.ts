@@ -64,7 +64,7 @@ describe('decoyOutline', () => {
 describe('HolePlacement', () => {
   const placement = new HolePlacement(72, 232, 72);
 
-  it('makes every x equally likely for the real hole (a blind guess stays at 7 of 161)', () => {
+  it('makes every x equally likely for the real hole (a blind guess stays at the tolerance over 161)', () => {
     for (let x = 72; x <= 232; x++) expect(placement.marginal(x) * 161).toBeCloseTo(1, 5);
   });
 

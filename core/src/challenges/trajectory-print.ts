@@ -41,13 +41,13 @@ export const TRAJECTORY_PRINT = {
   /**
    * A replay: shapes closer than this root mean square difference (px-like units: x as a share of a 150 px
    * drag, y in px), whatever the sampling; or closer than `sameTimingShapeRms` with sample counts per slice
-   * differing by at most `sameTimingCounts` in all. A replay with up to 3 px of noise on every sample stays
-   * under them; two live drags of the human model meet them about once in 100,000 pairs
-   * (trajectory-print.test.ts).
+   * differing by at most `sameTimingCounts` in all. A replay with up to 1.5 px of noise on every sample stays
+   * under them (with 3 px, about 99 in 100); two live drags of the human model meet them about 3 times in
+   * 1,000,000 pairs (trajectory-print.test.ts).
    */
-  sameShapeRms: 0.3,
-  sameTimingShapeRms: 2,
-  sameTimingCounts: 4,
+  sameShapeRms: 0.25,
+  sameTimingShapeRms: 1.5,
+  sameTimingCounts: 3,
 } as const;
 
 /** A drag's print: the averaged shape (x then y per slice, integers) and its band keys. */

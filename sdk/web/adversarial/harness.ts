@@ -34,6 +34,7 @@ import {
   instantDrop,
   jitterDrag,
   type KeyScript,
+  personDrag,
   playDrag,
   playKeys,
   randomKeys,
@@ -133,6 +134,13 @@ export const SOLVERS: readonly Solver[] = [
     'human-like drag (minimum jerk, drift, overshoot), true answer',
     'oracle',
     humanLikeDrag,
+    'control',
+  ),
+  slide(
+    'person',
+    'person model: eased drag dropped off by eye and hand (mouse or finger), true gap',
+    'oracle',
+    personDrag,
     'control',
   ),
   {

@@ -8,6 +8,7 @@ import type { Locator, Page } from 'playwright-core';
 import { int, type Random, range } from '../../../core/src/challenges/random.ts';
 import { humanDrag, humanKeys } from '../../../core/src/challenges/test-trajectories.ts';
 import type { TrajectoryPoint } from '../../../core/src/challenges/trajectory.ts';
+import { personSlide } from './human-model.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -106,6 +107,14 @@ export function replayDrag(rng: Random, x: number): TrajectoryPoint[] {
 /** The human-like control: minimum-jerk drag with tremor, drift and over- or undershoot (core's model). */
 export function humanLikeDrag(rng: Random, x: number): TrajectoryPoint[] {
   return humanDrag(rng, x, { durationMs: range(rng, 700, 2200), overshootPx: range(rng, -8, 8) });
+}
+
+/**
+ * The person model of human-model.ts aiming at the gap at x: where the eye puts a piece turned by the
+ * middle of its range, off by the hand's precision, with core's eased drag.
+ */
+export function personDrag(rng: Random, x: number): TrajectoryPoint[] {
+  return personSlide(rng, { x, y: 0 }, 22.5).trajectory;
 }
 
 /** Key presses: each a key and the wait before it. Enter confirms at the end. */

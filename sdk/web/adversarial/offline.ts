@@ -11,7 +11,7 @@
  *   npx node sdk/web/adversarial/offline.ts [--n 100] [--only slideOutline,slideHole,slideContent,click,clickShapes,clickHoles,clickTexture,select,selectShapes]
  *     [--seed off] [--save dir]   (click and select: writes each scene, prompt or grid as PNG, to look at what the locator saw)
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
@@ -21,6 +21,7 @@ import { generateSelect } from '../../../core/src/challenges/select.ts';
 import { generateSlide, SLIDE_TOLERANCE_PX } from '../../../core/src/challenges/slide.ts';
 import { challengeTranslator } from '../src/ui/strings.ts';
 import { shapeTemplates, wilson } from './harness.ts';
+import { adversary, pixels } from './locators.ts';
 
 const { values } = parseArgs({
   options: {
@@ -30,18 +31,6 @@ const { values } = parseArgs({
     save: { type: 'string' },
   },
 });
-type Locate = (input: unknown) => unknown;
-const page: { __adversary?: Record<string, Locate> } = {};
-new Function('window', readFileSync(new URL('page-solvers.js', import.meta.url), 'utf8'))(page);
-const adversary = page.__adversary as Record<string, Locate>;
-
-async function pixels(image: { data: Buffer }) {
-  const img = await loadImage(image.data);
-  const c = createCanvas(img.width, img.height);
-  const ctx = c.getContext('2d');
-  ctx.drawImage(img, 0, 0);
-  return { w: img.width, h: img.height, d: ctx.getImageData(0, 0, img.width, img.height).data };
-}
 
 const n = Number(values.n);
 const locators = values.only.split(',');

@@ -164,7 +164,11 @@ describe.runIf(run)('web widget in Chromium', () => {
     // One answer per picture (MAX_ATTEMPTS): the widget fetches a new challenge instead of a second try.
     const again = (await (await next).json()).data;
     expect(again.challenge_id).not.toBe(init.challenge_id);
-    await expect.poll(() => page.locator('.msg').textContent()).toBe('Here is a new challenge.');
+    // The person is told the answer was wrong, in the live region, with the new picture to try again on.
+    await expect
+      .poll(() => page.locator('.msg').textContent())
+      .toBe('That answer was not right. Try again with this new one.');
+    expect(await page.locator('.msg').getAttribute('aria-live')).toBe('polite');
     expect(await events(page)).not.toContainEqual(expect.objectContaining({ type: 'error' }));
     await expect.poll(() => handle.getAttribute('aria-valuenow')).toBe('0');
     await dragLikeAHuman(page, handle, sealedAnswer<{ x: number }>(a.appId, again).x, scale, 11);

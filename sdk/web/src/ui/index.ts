@@ -121,6 +121,8 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
 
   let kind: Kind;
   let image = first;
+  /** The person's answer to the shown challenge was refused: the next one says so. */
+  let missed = false;
   /** The keyboard proof-of-work of the shown challenge, started at the first key press inside it. */
   let keyboardProof: Promise<unknown> | undefined;
   const proveKeyboard = () => {
@@ -139,8 +141,10 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     say(host.t('checking'));
     host.submit(answer).then(
       (outcome: SubmitOutcome) => {
-        // A wrong answer spends the picture (one answer each): the loader brings a new one.
+        // A wrong answer spends the picture (one answer each): the loader brings a new one, and the
+        // person is told that the answer was wrong when it arrives.
         if (outcome.type === 'ok') return;
+        missed = true;
         setBusy(false);
         say(host.t('loading'));
       },
@@ -252,7 +256,9 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
   /** Renders a challenge; keeps focus inside when it was there. */
   const show = (next: ImageChallenge, message?: string) => {
     const hadFocus = root.activeElement !== null;
+    const wrong = missed && next !== image;
     if (next !== image) {
+      missed = false;
       keyboardProof = job = undefined;
       said = seconds = worked = 0;
     }
@@ -267,8 +273,9 @@ function mount(host: ChallengeHost, first: ImageChallenge): ChallengeView {
     other.onclick = alternative;
     altRow.replaceChildren(...(next.alternative ? [other] : []));
     setBusy(false);
-    // After a spent or expired challenge: say so plainly (the server's text would speak of the old one).
-    say(message ? tr('fresh') : '');
+    // After a wrong answer: say it was wrong, in the live region, and that this is a new try. After a
+    // spent or expired challenge: say so plainly (the server's text would speak of the old one).
+    say(wrong ? tr('wrong') : message ? tr('fresh') : '', wrong);
     if (hadFocus || popup) kind.focusTarget.focus();
   };
 

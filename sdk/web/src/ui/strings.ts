@@ -5,7 +5,7 @@
  * in this repository, not reviewed by native speakers (docs/decisions.md, "30 languages").
  */
 const GROUPS = {
-  ui: ['verify', 'refresh', 'undo', 'fresh', 'point'],
+  ui: ['verify', 'refresh', 'undo', 'fresh', 'point', 'wrong'],
   slide: ['challenge.slide.prompt', 'challenge.slide.label', 'challenge.slide.keyboardHelp'],
   click: ['challenge.click.prompt', 'challenge.click.label', 'challenge.click.keyboardHelp'],
   select: [
@@ -27,7 +27,7 @@ type Table = Record<keyof typeof GROUPS, string>;
 
 export const STRINGS: Record<string, Table> = {
   en: {
-    ui: 'Verify|New challenge|Undo|Here is a new challenge.|Click {n}',
+    ui: 'Verify|New challenge|Undo|Here is a new challenge.|Click {n}|That answer was not right. Try again with this new one.',
     slide:
       'Drag the piece into the gap that matches its shape|Puzzle piece|Use the arrow keys to move the piece (Shift for bigger steps), then press Enter.',
     click:
@@ -39,7 +39,7 @@ export const STRINGS: Record<string, Table> = {
     alt: "Can't see the puzzle? Continue without it|Verifying without the puzzle|Starting…|This takes about {seconds} seconds. Please wait here; the progress is announced.|{percent} % done|The alternative is not available right now. Solve the puzzle or try again later.|Back to the puzzle",
   },
   fr: {
-    ui: 'Valider|Nouveau défi|Annuler|Voici un nouveau défi.|Clic {n}',
+    ui: "Valider|Nouveau défi|Annuler|Voici un nouveau défi.|Clic {n}|Cette réponse n'était pas la bonne. Réessayez avec celui-ci.",
     slide:
       "Faites glisser la pièce dans l'encoche de même forme|Pièce du puzzle|Déplacez la pièce avec les flèches (Maj pour de grands pas), puis appuyez sur Entrée.",
     click:
@@ -51,7 +51,7 @@ export const STRINGS: Record<string, Table> = {
     alt: "Vous ne voyez pas le puzzle ? Vérifier sans|Vérification sans le puzzle|Démarrage…|Cela prend environ {seconds} secondes. Patientez ici ; la progression est annoncée.|{percent} % effectué|L'alternative n'est pas disponible pour le moment. Résolvez le puzzle ou réessayez plus tard.|Revenir au puzzle",
   },
   de: {
-    ui: 'Prüfen|Neue Aufgabe|Rückgängig|Hier ist eine neue Aufgabe.|Klick {n}',
+    ui: 'Prüfen|Neue Aufgabe|Rückgängig|Hier ist eine neue Aufgabe.|Klick {n}|Diese Antwort war nicht richtig. Versuchen Sie es mit dieser neuen erneut.',
     slide:
       'Ziehen Sie das Teil in die Lücke mit derselben Form|Puzzleteil|Bewegen Sie das Teil mit den Pfeiltasten (Umschalt für große Schritte) und drücken Sie dann Enter.',
     click:
@@ -63,7 +63,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Sie können das Rätsel nicht sehen? Ohne prüfen|Prüfung ohne das Rätsel|Wird gestartet…|Das dauert etwa {seconds} Sekunden. Bitte warten Sie hier; der Fortschritt wird angesagt.|{percent} % erledigt|Die Alternative ist gerade nicht verfügbar. Lösen Sie das Rätsel oder versuchen Sie es später erneut.|Zurück zum Rätsel',
   },
   es: {
-    ui: 'Verificar|Nuevo desafío|Deshacer|Aquí tienes un nuevo desafío.|Clic {n}',
+    ui: 'Verificar|Nuevo desafío|Deshacer|Aquí tienes un nuevo desafío.|Clic {n}|Esa respuesta no era correcta. Inténtalo de nuevo con este.',
     slide:
       'Arrastra la pieza hasta el hueco de su misma forma|Pieza del puzle|Mueve la pieza con las flechas (Mayús para pasos grandes) y pulsa Intro.',
     click:
@@ -75,7 +75,7 @@ export const STRINGS: Record<string, Table> = {
     alt: '¿No puedes ver el puzle? Verificar sin él|Verificación sin el puzle|Iniciando…|Tarda unos {seconds} segundos. Espera aquí; se anunciará el progreso.|{percent} % completado|La alternativa no está disponible ahora. Resuelve el puzle o inténtalo más tarde.|Volver al puzle',
   },
   pt: {
-    ui: 'Verificar|Novo desafio|Desfazer|Aqui está um novo desafio.|Clique {n}',
+    ui: 'Verificar|Novo desafio|Desfazer|Aqui está um novo desafio.|Clique {n}|Essa resposta não estava certa. Tente de novo com este.',
     slide:
       'Arraste a peça até o encaixe de mesmo formato|Peça do quebra-cabeça|Mova a peça com as setas (Shift para passos maiores) e pressione Enter.',
     click:
@@ -87,7 +87,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Não consegue ver o quebra-cabeça? Verificar sem ele|Verificação sem o quebra-cabeça|A iniciar…|Demora cerca de {seconds} segundos. Aguarde aqui; o progresso é anunciado.|{percent} % concluído|A alternativa não está disponível agora. Resolva o quebra-cabeça ou tente mais tarde.|Voltar ao quebra-cabeça',
   },
   it: {
-    ui: 'Verifica|Nuova sfida|Annulla|Ecco una nuova sfida.|Clic {n}',
+    ui: 'Verifica|Nuova sfida|Annulla|Ecco una nuova sfida.|Clic {n}|La risposta non era corretta. Riprova con questa.',
     slide:
       'Trascina il pezzo nello spazio vuoto della stessa forma|Pezzo del puzzle|Sposta il pezzo con le frecce (Maiusc per passi più grandi), poi premi Invio.',
     click:
@@ -99,7 +99,7 @@ export const STRINGS: Record<string, Table> = {
     alt: "Non riesci a vedere il puzzle? Verifica senza|Verifica senza il puzzle|Avvio…|Ci vogliono circa {seconds} secondi. Attendi qui; l'avanzamento viene annunciato.|{percent} % completato|L'alternativa non è disponibile ora. Risolvi il puzzle o riprova più tardi.|Torna al puzzle",
   },
   ja: {
-    ui: '確認|新しいチャレンジ|元に戻す|新しいチャレンジです。|クリック {n}',
+    ui: '確認|新しいチャレンジ|元に戻す|新しいチャレンジです。|クリック {n}|答えが正しくありませんでした。この新しいチャレンジでもう一度どうぞ。',
     slide:
       'ピースを同じ形の穴までドラッグしてください|パズルのピース|矢印キーでピースを動かし（Shiftで大きく移動）、Enterキーを押してください。',
     click:
@@ -111,7 +111,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'パズルが見えませんか？パズルなしで確認|パズルなしで確認しています|開始しています…|約 {seconds} 秒かかります。このままお待ちください。進行状況は読み上げられます。|{percent} % 完了|現在この方法は利用できません。パズルを解くか、後でもう一度お試しください。|パズルに戻る',
   },
   zh: {
-    ui: '验证|换一个|撤销|已换一个新的验证。|点击 {n}',
+    ui: '验证|换一个|撤销|已换一个新的验证。|点击 {n}|答案不正确。请用这个新的再试一次。',
     slide:
       '将拼图块拖到形状相同的缺口处|拼图块|使用方向键移动拼图块（按住 Shift 可大步移动），然后按 Enter 键。',
     click:
@@ -123,7 +123,7 @@ export const STRINGS: Record<string, Table> = {
     alt: '看不到拼图？不用拼图验证|不用拼图进行验证|正在开始…|大约需要 {seconds} 秒。请在此等待，进度会被播报。|已完成 {percent} %|此替代方式暂时不可用。请完成拼图或稍后再试。|返回拼图',
   },
   ko: {
-    ui: '확인|새 문제|실행 취소|새 문제입니다.|클릭 {n}',
+    ui: '확인|새 문제|실행 취소|새 문제입니다.|클릭 {n}|정답이 아닙니다. 이 새 문제로 다시 해 보세요.',
     slide:
       '조각을 같은 모양의 빈칸으로 드래그하세요|퍼즐 조각|화살표 키로 조각을 움직이고(Shift를 누르면 크게 이동) Enter 키를 누르세요.',
     click:
@@ -135,7 +135,7 @@ export const STRINGS: Record<string, Table> = {
     alt: '퍼즐이 보이지 않나요? 퍼즐 없이 확인|퍼즐 없이 확인 중|시작하는 중…|약 {seconds}초 걸립니다. 여기에서 기다려 주세요. 진행 상황을 알려 드립니다.|{percent}% 완료|지금은 대체 방법을 사용할 수 없습니다. 퍼즐을 풀거나 나중에 다시 시도하세요.|퍼즐로 돌아가기',
   },
   ru: {
-    ui: 'Проверить|Новое задание|Отменить|Вот новое задание.|Нажатие {n}',
+    ui: 'Проверить|Новое задание|Отменить|Вот новое задание.|Нажатие {n}|Ответ неверный. Попробуйте ещё раз с этим заданием.',
     slide:
       'Перетащите фрагмент в вырез такой же формы|Фрагмент пазла|Двигайте фрагмент стрелками (с Shift — большими шагами), затем нажмите Enter.',
     click:
@@ -147,7 +147,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Не видите головоломку? Проверка без неё|Проверка без головоломки|Запуск…|Это займёт около {seconds} с. Подождите здесь; о ходе проверки будет сообщено.|Готово {percent} %|Альтернатива сейчас недоступна. Решите головоломку или повторите попытку позже.|Вернуться к головоломке',
   },
   nl: {
-    ui: 'Controleren|Nieuwe uitdaging|Ongedaan maken|Hier is een nieuwe uitdaging.|Klik {n}',
+    ui: 'Controleren|Nieuwe uitdaging|Ongedaan maken|Hier is een nieuwe uitdaging.|Klik {n}|Dat antwoord was niet goed. Probeer het opnieuw met deze.',
     slide:
       'Sleep het stukje naar de opening met dezelfde vorm|Puzzelstukje|Verplaats het stukje met de pijltjestoetsen (Shift voor grotere stappen) en druk op Enter.',
     click:
@@ -159,7 +159,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Kunt u de puzzel niet zien? Verifiëren zonder puzzel|Verificatie zonder de puzzel|Bezig met starten…|Dit duurt ongeveer {seconds} seconden. Wacht hier; de voortgang wordt voorgelezen.|{percent} % klaar|Het alternatief is nu niet beschikbaar. Los de puzzel op of probeer het later opnieuw.|Terug naar de puzzel',
   },
   pl: {
-    ui: 'Sprawdź|Nowe zadanie|Cofnij|Oto nowe zadanie.|Kliknięcie {n}',
+    ui: 'Sprawdź|Nowe zadanie|Cofnij|Oto nowe zadanie.|Kliknięcie {n}|Ta odpowiedź była błędna. Spróbuj ponownie z tym zadaniem.',
     slide:
       'Przeciągnij element do wycięcia o tym samym kształcie|Element układanki|Przesuwaj element strzałkami (z Shift o większe kroki), a potem naciśnij Enter.',
     click:
@@ -171,7 +171,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Nie widzisz układanki? Weryfikuj bez niej|Weryfikacja bez układanki|Uruchamianie…|To potrwa około {seconds} s. Zaczekaj tutaj; postęp jest ogłaszany.|Ukończono {percent} %|Alternatywa jest teraz niedostępna. Rozwiąż układankę lub spróbuj później.|Wróć do układanki',
   },
   ar: {
-    ui: 'تحقّق|اختبار جديد|تراجع|إليك اختبارًا جديدًا.|النقرة {n}',
+    ui: 'تحقّق|اختبار جديد|تراجع|إليك اختبارًا جديدًا.|النقرة {n}|لم تكن الإجابة صحيحة. حاول مرة أخرى مع هذا الاختبار.',
     slide:
       'اسحب القطعة إلى الفجوة التي تطابق شكلها|قطعة اللغز|استخدم مفاتيح الأسهم لتحريك القطعة (Shift لخطوات أكبر)، ثم اضغط Enter.',
     click:
@@ -183,7 +183,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'لا ترى اللغز؟ تحقّق من دونه|التحقق من دون اللغز|جارٍ البدء…|يستغرق هذا نحو {seconds} ثانية. يُرجى الانتظار هنا؛ سيُعلَن التقدّم.|اكتمل {percent} %|البديل غير متاح الآن. حُلّ اللغز أو حاول لاحقًا.|العودة إلى اللغز',
   },
   he: {
-    ui: 'אימות|אתגר חדש|ביטול|הנה אתגר חדש.|לחיצה {n}',
+    ui: 'אימות|אתגר חדש|ביטול|הנה אתגר חדש.|לחיצה {n}|התשובה לא הייתה נכונה. נסו שוב עם האתגר החדש.',
     slide:
       'גררו את החלק אל החריץ בעל אותה צורה|חלק הפאזל|הזיזו את החלק בעזרת מקשי החיצים (Shift לצעדים גדולים), ואז הקישו Enter.',
     click:
@@ -195,7 +195,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'לא רואים את הפאזל? אימות בלעדיו|אימות ללא הפאזל|מתחיל…|זה לוקח כ־{seconds} שניות. נא להמתין כאן; ההתקדמות מוכרזת.|{percent}% הושלמו|החלופה אינה זמינה כעת. פתרו את הפאזל או נסו שוב מאוחר יותר.|חזרה לפאזל',
   },
   tr: {
-    ui: 'Doğrula|Yeni görev|Geri al|İşte yeni bir görev.|Tıklama {n}',
+    ui: 'Doğrula|Yeni görev|Geri al|İşte yeni bir görev.|Tıklama {n}|Bu yanıt doğru değildi. Bu yeni görevle yeniden deneyin.',
     slide:
       "Parçayı aynı şekildeki boşluğa sürükleyin|Yapboz parçası|Parçayı ok tuşlarıyla taşıyın (büyük adımlar için Shift), sonra Enter'a basın.",
     click:
@@ -207,7 +207,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Bulmacayı göremiyor musunuz? Bulmacasız doğrulayın|Bulmaca olmadan doğrulanıyor|Başlatılıyor…|Bu yaklaşık {seconds} saniye sürer. Lütfen burada bekleyin; ilerleme duyurulur.|%{percent} tamamlandı|Alternatif şu anda kullanılamıyor. Bulmacayı çözün veya daha sonra tekrar deneyin.|Bulmacaya dön',
   },
   sv: {
-    ui: 'Verifiera|Ny uppgift|Ångra|Här är en ny uppgift.|Klick {n}',
+    ui: 'Verifiera|Ny uppgift|Ångra|Här är en ny uppgift.|Klick {n}|Svaret var inte rätt. Försök igen med den här.',
     slide:
       'Dra biten till hålet med samma form|Pusselbit|Flytta biten med piltangenterna (Skift för större steg) och tryck sedan på Enter.',
     click:
@@ -219,7 +219,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Ser du inte pusslet? Verifiera utan det|Verifierar utan pusslet|Startar…|Det tar ungefär {seconds} sekunder. Vänta här; förloppet läses upp.|{percent} % klart|Alternativet är inte tillgängligt just nu. Lös pusslet eller försök igen senare.|Tillbaka till pusslet',
   },
   da: {
-    ui: 'Verificer|Ny opgave|Fortryd|Her er en ny opgave.|Klik {n}',
+    ui: 'Verificer|Ny opgave|Fortryd|Her er en ny opgave.|Klik {n}|Svaret var ikke rigtigt. Prøv igen med denne.',
     slide:
       'Træk brikken hen i hullet med samme form|Puslespilsbrik|Flyt brikken med piletasterne (Skift for større trin), og tryk derefter på Enter.',
     click:
@@ -231,7 +231,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Kan du ikke se puslespillet? Bekræft uden|Bekræfter uden puslespillet|Starter…|Det tager cirka {seconds} sekunder. Vent her; fremskridtet bliver læst op.|{percent} % færdig|Alternativet er ikke tilgængeligt lige nu. Løs puslespillet, eller prøv igen senere.|Tilbage til puslespillet',
   },
   nb: {
-    ui: 'Verifiser|Ny oppgave|Angre|Her er en ny oppgave.|Klikk {n}',
+    ui: 'Verifiser|Ny oppgave|Angre|Her er en ny oppgave.|Klikk {n}|Svaret var ikke riktig. Prøv igjen med denne.',
     slide:
       'Dra brikken til hullet med samme form|Puslespillbrikke|Flytt brikken med piltastene (Shift for større steg), og trykk deretter Enter.',
     click:
@@ -243,7 +243,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Ser du ikke puslespillet? Verifiser uten|Verifiserer uten puslespillet|Starter…|Dette tar omtrent {seconds} sekunder. Vent her; fremdriften blir lest opp.|{percent} % ferdig|Alternativet er ikke tilgjengelig akkurat nå. Løs puslespillet eller prøv igjen senere.|Tilbake til puslespillet',
   },
   fi: {
-    ui: 'Vahvista|Uusi tehtävä|Kumoa|Tässä uusi tehtävä.|Napsautus {n}',
+    ui: 'Vahvista|Uusi tehtävä|Kumoa|Tässä uusi tehtävä.|Napsautus {n}|Vastaus ei ollut oikein. Yritä uudelleen tällä tehtävällä.',
     slide:
       'Vedä pala samanmuotoiseen koloon|Palapelin pala|Siirrä palaa nuolinäppäimillä (Shift isompiin askeliin) ja paina sitten Enter.',
     click:
@@ -255,7 +255,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Etkö näe palapeliä? Vahvista ilman sitä|Vahvistetaan ilman palapeliä|Käynnistetään…|Tämä kestää noin {seconds} sekuntia. Odota tässä; edistyminen ilmoitetaan.|{percent} % valmis|Vaihtoehto ei ole nyt käytettävissä. Ratkaise palapeli tai yritä myöhemmin uudelleen.|Takaisin palapeliin',
   },
   cs: {
-    ui: 'Ověřit|Nová úloha|Zpět|Tady je nová úloha.|Kliknutí {n}',
+    ui: 'Ověřit|Nová úloha|Zpět|Tady je nová úloha.|Kliknutí {n}|Odpověď nebyla správná. Zkuste to znovu s touto úlohou.',
     slide:
       'Přetáhněte dílek do otvoru stejného tvaru|Dílek skládačky|Posouvejte dílek šipkami (Shift pro větší kroky) a pak stiskněte Enter.',
     click:
@@ -267,7 +267,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Nevidíte skládačku? Ověřit bez ní|Ověřování bez skládačky|Spouštění…|Potrvá to asi {seconds} s. Počkejte prosím zde; průběh bude oznamován.|Hotovo {percent} %|Alternativa teď není k dispozici. Vyřešte skládačku nebo to zkuste později.|Zpět ke skládačce',
   },
   uk: {
-    ui: 'Перевірити|Нове завдання|Скасувати|Ось нове завдання.|Натискання {n}',
+    ui: 'Перевірити|Нове завдання|Скасувати|Ось нове завдання.|Натискання {n}|Відповідь неправильна. Спробуйте ще раз із цим завданням.',
     slide:
       'Перетягніть фрагмент у виріз такої самої форми|Фрагмент пазла|Рухайте фрагмент стрілками (із Shift — більшими кроками), потім натисніть Enter.',
     click:
@@ -279,7 +279,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Не бачите головоломку? Перевірка без неї|Перевірка без головоломки|Запуск…|Це триває близько {seconds} с. Зачекайте тут; про поступ буде повідомлено.|Виконано {percent} %|Альтернатива зараз недоступна. Розв’яжіть головоломку або спробуйте пізніше.|Повернутися до головоломки',
   },
   el: {
-    ui: 'Επαλήθευση|Νέα δοκιμασία|Αναίρεση|Ορίστε μια νέα δοκιμασία.|Κλικ {n}',
+    ui: 'Επαλήθευση|Νέα δοκιμασία|Αναίρεση|Ορίστε μια νέα δοκιμασία.|Κλικ {n}|Η απάντηση δεν ήταν σωστή. Δοκιμάστε ξανά με αυτή.',
     slide:
       'Σύρετε το κομμάτι στο κενό με το ίδιο σχήμα|Κομμάτι παζλ|Μετακινήστε το κομμάτι με τα βέλη (Shift για μεγαλύτερα βήματα) και πατήστε Enter.',
     click:
@@ -291,7 +291,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Δεν βλέπετε το παζλ; Επαλήθευση χωρίς αυτό|Επαλήθευση χωρίς το παζλ|Έναρξη…|Χρειάζεται περίπου {seconds} δευτερόλεπτα. Περιμένετε εδώ· η πρόοδος ανακοινώνεται.|Ολοκληρώθηκε {percent} %|Η εναλλακτική δεν είναι διαθέσιμη τώρα. Λύστε το παζλ ή δοκιμάστε αργότερα.|Επιστροφή στο παζλ',
   },
   hu: {
-    ui: 'Ellenőrzés|Új feladat|Visszavonás|Itt egy új feladat.|Kattintás {n}',
+    ui: 'Ellenőrzés|Új feladat|Visszavonás|Itt egy új feladat.|Kattintás {n}|A válasz nem volt helyes. Próbálja újra ezzel a feladattal.',
     slide:
       'Húzza a darabot az azonos alakú résbe|Kirakós darab|Mozgassa a darabot a nyílbillentyűkkel (Shift a nagyobb lépésekhez), majd nyomja meg az Entert.',
     click:
@@ -303,7 +303,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Nem látja a kirakóst? Ellenőrzés nélküle|Ellenőrzés a kirakós nélkül|Indítás…|Ez körülbelül {seconds} másodpercig tart. Várjon itt; az előrehaladást bemondjuk.|{percent} % kész|Az alternatíva most nem érhető el. Oldja meg a kirakóst, vagy próbálja újra később.|Vissza a kirakóshoz',
   },
   ro: {
-    ui: 'Verifică|Provocare nouă|Anulează|Iată o provocare nouă.|Clic {n}',
+    ui: 'Verifică|Provocare nouă|Anulează|Iată o provocare nouă.|Clic {n}|Răspunsul nu a fost corect. Încercați din nou cu aceasta.',
     slide:
       'Trageți piesa în golul cu aceeași formă|Piesă de puzzle|Mutați piesa cu săgețile (Shift pentru pași mai mari), apoi apăsați Enter.',
     click:
@@ -315,7 +315,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Nu vedeți puzzle-ul? Verificați fără el|Verificare fără puzzle|Se pornește…|Durează aproximativ {seconds} secunde. Așteptați aici; progresul este anunțat.|{percent} % gata|Alternativa nu este disponibilă acum. Rezolvați puzzle-ul sau încercați mai târziu.|Înapoi la puzzle',
   },
   id: {
-    ui: 'Verifikasi|Tantangan baru|Urungkan|Ini tantangan baru.|Klik {n}',
+    ui: 'Verifikasi|Tantangan baru|Urungkan|Ini tantangan baru.|Klik {n}|Jawaban itu belum benar. Coba lagi dengan yang baru ini.',
     slide:
       'Seret kepingan ke celah yang bentuknya sama|Kepingan puzzle|Gerakkan kepingan dengan tombol panah (Shift untuk langkah besar), lalu tekan Enter.',
     click:
@@ -327,7 +327,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Tidak dapat melihat teka-tekinya? Verifikasi tanpanya|Memverifikasi tanpa teka-teki|Memulai…|Ini memerlukan sekitar {seconds} detik. Harap tunggu di sini; kemajuan akan diumumkan.|{percent} % selesai|Alternatif tidak tersedia saat ini. Selesaikan teka-teki atau coba lagi nanti.|Kembali ke teka-teki',
   },
   vi: {
-    ui: 'Xác minh|Thử thách mới|Hoàn tác|Đây là thử thách mới.|Nhấp {n}',
+    ui: 'Xác minh|Thử thách mới|Hoàn tác|Đây là thử thách mới.|Nhấp {n}|Câu trả lời chưa đúng. Hãy thử lại với thử thách mới này.',
     slide:
       'Kéo mảnh ghép vào chỗ trống có cùng hình dạng|Mảnh ghép|Di chuyển mảnh ghép bằng phím mũi tên (Shift để bước lớn hơn), rồi nhấn Enter.',
     click:
@@ -339,7 +339,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Không nhìn thấy câu đố? Xác minh không cần câu đố|Đang xác minh không cần câu đố|Đang bắt đầu…|Việc này mất khoảng {seconds} giây. Vui lòng chờ tại đây; tiến độ sẽ được thông báo.|Đã xong {percent} %|Cách thay thế hiện không khả dụng. Hãy giải câu đố hoặc thử lại sau.|Quay lại câu đố',
   },
   th: {
-    ui: 'ยืนยัน|แบบทดสอบใหม่|เลิกทำ|นี่คือแบบทดสอบใหม่|คลิก {n}',
+    ui: 'ยืนยัน|แบบทดสอบใหม่|เลิกทำ|นี่คือแบบทดสอบใหม่|คลิก {n}|คำตอบยังไม่ถูกต้อง ลองอีกครั้งกับแบบทดสอบใหม่นี้',
     slide: 'ลากชิ้นส่วนไปยังช่องที่มีรูปทรงเดียวกัน|ชิ้นส่วนจิ๊กซอว์|ใช้ปุ่มลูกศรเลื่อนชิ้นส่วน (Shift เพื่อเลื่อนทีละมาก) แล้วกด Enter',
     click:
       'คลิกสัญลักษณ์ {count} ตัวนี้ตามลำดับ:|ภาพสำหรับคลิก|ใช้ปุ่มลูกศรเลื่อนเป้า (Shift เพื่อเลื่อนทีละมาก) กด Enter หรือ Space เพื่อคลิก และ Backspace เพื่อเลิกทำ',
@@ -350,7 +350,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'มองไม่เห็นปริศนาใช่ไหม ยืนยันโดยไม่ใช้ปริศนา|กำลังยืนยันโดยไม่ใช้ปริศนา|กำลังเริ่ม…|ใช้เวลาประมาณ {seconds} วินาที โปรดรอที่นี่ ระบบจะแจ้งความคืบหน้า|เสร็จแล้ว {percent} %|ทางเลือกนี้ไม่พร้อมใช้งานในขณะนี้ โปรดแก้ปริศนาหรือลองอีกครั้งภายหลัง|กลับไปที่ปริศนา',
   },
   hi: {
-    ui: 'सत्यापित करें|नई चुनौती|पूर्ववत करें|यह रही नई चुनौती।|क्लिक {n}',
+    ui: 'सत्यापित करें|नई चुनौती|पूर्ववत करें|यह रही नई चुनौती।|क्लिक {n}|वह उत्तर सही नहीं था। इस नई चुनौती के साथ फिर से कोशिश करें।',
     slide:
       'टुकड़े को उसी आकार वाले खाँचे में खींचें|पहेली का टुकड़ा|तीर कुंजियों से टुकड़ा खिसकाएँ (बड़े कदमों के लिए Shift), फिर Enter दबाएँ।',
     click:
@@ -362,7 +362,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'पहेली नहीं दिख रही? उसके बिना सत्यापित करें|पहेली के बिना सत्यापन|शुरू हो रहा है…|इसमें लगभग {seconds} सेकंड लगते हैं। कृपया यहीं प्रतीक्षा करें; प्रगति की घोषणा की जाएगी।|{percent} % पूरा|विकल्प अभी उपलब्ध नहीं है। पहेली हल करें या बाद में फिर से प्रयास करें।|पहेली पर वापस जाएँ',
   },
   bg: {
-    ui: 'Провери|Нова задача|Отмени|Ето нова задача.|Щракване {n}',
+    ui: 'Провери|Нова задача|Отмени|Ето нова задача.|Щракване {n}|Отговорът не беше верен. Опитайте отново с тази задача.',
     slide:
       'Плъзнете парчето в отвора със същата форма|Парче от пъзел|Местете парчето със стрелките (Shift за по-големи стъпки), след това натиснете Enter.',
     click:
@@ -374,7 +374,7 @@ export const STRINGS: Record<string, Table> = {
     alt: 'Не виждате пъзела? Проверка без него|Проверка без пъзела|Стартиране…|Това отнема около {seconds} секунди. Изчакайте тук; напредъкът се обявява.|Готово {percent} %|Алтернативата не е достъпна в момента. Решете пъзела или опитайте по-късно.|Обратно към пъзела',
   },
   sk: {
-    ui: 'Overiť|Nová úloha|Späť|Tu je nová úloha.|Kliknutie {n}',
+    ui: 'Overiť|Nová úloha|Späť|Tu je nová úloha.|Kliknutie {n}|Odpoveď nebola správna. Skúste to znova s touto úlohou.',
     slide:
       'Presuňte dielik do otvoru rovnakého tvaru|Dielik skladačky|Posúvajte dielik šípkami (Shift pre väčšie kroky) a potom stlačte Enter.',
     click:
