@@ -58,15 +58,23 @@ const standbyListen = (() => {
 /** A standby URL as published and printed: a wildcard listen address as loopback, as for the API. */
 const standbyUrl = (port: string | number) => `http://${urlHost(standbyListen.host)}:${port}`;
 // Published by GET /v1/standby from the first request on, unless STANDBY_*_URLS name other hosts. Ports
-// picked at random (0) are only known once the standby listens: filled in then.
+// picked at random (0) are only known once the standby listens: filled in then. Published once the API
+// runs: its start-up check for a shared outage store is about standbys in other processes, and these
+// share its memory.
 const publishBypass = config.standby.bypassUrls.length === 0;
 const publishFallback = config.standby.fallbackUrls.length === 0;
-if (publishBypass && standbyListen.bypassPort !== '0') {
-  config.standby.bypassUrls = [standbyUrl(standbyListen.bypassPort)];
+function publishKnownStandbyPorts(): void {
+  if (publishBypass && standbyListen.bypassPort !== '0') {
+    config.standby.bypassUrls = [standbyUrl(standbyListen.bypassPort)];
+  }
+  if (publishFallback && standbyListen.fallbackPort !== '0') {
+    config.standby.fallbackUrls = [standbyUrl(standbyListen.fallbackPort)];
+  }
 }
-if (publishFallback && standbyListen.fallbackPort !== '0') {
-  config.standby.fallbackUrls = [standbyUrl(standbyListen.fallbackPort)];
-}
+
+/** The environment without its empty variables: `NAME=` in .env (as in .env.example) means unset. */
+const setVariables = () =>
+  Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== ''));
 
 const ROLES: Role[] = [
   {
@@ -74,6 +82,7 @@ const ROLES: Role[] = [
     async start(shared) {
       const api = await startApiServer(config);
       shared.api = api;
+      publishKnownStandbyPorts();
       try {
         await ensureWidget(api.runtime.logger);
       } catch (error) {
@@ -133,7 +142,7 @@ const ROLES: Role[] = [
       const api = shared.api!;
       const standby = await startStandby(
         loadStandbyConfig({
-          ...process.env,
+          ...setVariables(),
           MAIN_API_URL: api.url,
           STANDBY_HOST: standbyListen.host,
           STANDBY_BYPASS_PORT: standbyListen.bypassPort,
