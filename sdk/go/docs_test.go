@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// docs/sdk-go.md is executable: every block after `<!-- example: NAME [token=ACTION] -->` is a program,
+// README.md (the module's guide) is executable: every block after `<!-- example: NAME [token=ACTION] -->` is a program,
 // built against this module and run against the real API with PASS_TOKEN solved for ACTION; each
 // `// prints: X` comment must be exactly the matching line the program prints.
 
@@ -19,7 +19,7 @@ type docExample struct{ name, tokenAction, code string }
 
 func docExamples(t *testing.T) []docExample {
 	t.Helper()
-	doc, err := os.ReadFile("../../docs/sdk-go.md")
+	doc, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestDocsExamples(t *testing.T) {
 		names = append(names, ex.name)
 	}
 	if got := strings.Join(names, " "); got != "handler verdict wrong-action errors server-token" {
-		t.Fatalf("docs/sdk-go.md has the examples %q", got)
+		t.Fatalf("README.md has the examples %q", got)
 	}
 	bin := buildExamples(t, examples) // built even without an API: the examples always compile
 	api := needAPI(t)

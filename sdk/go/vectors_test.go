@@ -6,12 +6,35 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 )
 
-// The shared vectors (sdk/test-vectors), run against fake hosts exactly as README.md there says.
+// The shared vectors (sdk/test-vectors in the Gatehouse repository), run against fake hosts exactly as
+// README.md there says. The module carries its copy in testdata/, so that its tests run wherever it is
+// unpacked; in the repository the copy must equal the shared files.
+
+func TestVectorsAreTheSharedOnes(t *testing.T) {
+	for _, name := range []string{"validate.json", "issue.json"} {
+		shared, err := os.ReadFile(filepath.Join("..", "test-vectors", name))
+		if errors.Is(err, os.ErrNotExist) {
+			t.Logf("outside the Gatehouse repository: testdata/%s is the module's own copy", name)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(shared) != string(copied) {
+			t.Errorf("testdata/%s differs from sdk/test-vectors/%s: copy it (cp sdk/test-vectors/%s sdk/go/testdata/)", name, name, name)
+		}
+	}
+}
 
 type vectorFile struct {
 	Client vectorClient      `json:"client"`
@@ -79,7 +102,7 @@ type expectedError struct {
 
 func loadVectors(t *testing.T, name string) (vectorClient, []vectorCase) {
 	t.Helper()
-	raw, err := os.ReadFile("../test-vectors/" + name)
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
