@@ -7,6 +7,14 @@ import type { Logger } from 'pino';
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 /** While the database is down, at most one background probe per this interval looks for its return. */
 const RECOVERY_PROBE_MS = 2000;
+/** A round trip that has not come back within this is a failure (a database gone silent never answers). */
+export const PING_TIMEOUT_MS = 2000;
+/**
+ * A request still waiting after this makes the watchdog ask the database (one bounded ping); while the
+ * database is known down, requests waiting this long are answered 503 at once instead of waiting for a
+ * connection that may never answer.
+ */
+export const STALLED_REQUEST_MS = 2000;
 
 /**
  * Whether the database answers, as last seen by requests and readiness probes. Losing it or getting it
@@ -19,6 +27,9 @@ export class DatabaseHealth {
   #down = false;
   #probedAt = 0;
   #probing: Promise<void> | undefined;
+  /** Requests in flight: when each started and how to answer it 503 if the database is lost under it. */
+  readonly #inFlight = new Map<object, { started: number; abandon: (error: Error) => void }>();
+  #watchdog: NodeJS.Timeout | undefined;
 
   constructor(database: DatabaseHandle, logger: Logger) {
     this.#database = database;
@@ -38,6 +49,7 @@ export class DatabaseHealth {
       { database: this.#database.kind, cause: errorCode(error) },
       'database unreachable: answering 503 database_unavailable until it returns',
     );
+    this.#abandonStalled(Date.now());
   }
 
   /** Records a successful round trip; logs only the transition back to up. */
@@ -47,15 +59,73 @@ export class DatabaseHealth {
     this.#logger.info({ database: this.#database.kind }, 'database reachable again');
   }
 
-  /** One round trip; the outcome updates the state. Throws `database_unavailable` when it fails. */
+  /** One round trip, bounded by PING_TIMEOUT_MS; the outcome updates the state. Throws `database_unavailable` when it fails. */
   async ping(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(Object.assign(new Error('ping timed out'), { code: 'ETIMEDOUT' })),
+        PING_TIMEOUT_MS,
+      );
+    });
     try {
-      await this.#database.ping();
+      await Promise.race([this.#database.ping(), silent]);
     } catch (error) {
       this.failed(error);
       throw unavailable();
+    } finally {
+      clearTimeout(timer);
     }
     this.succeeded();
+  }
+
+  /**
+   * Runs one request's remaining layers; they are answered 503 if the database is lost while they wait
+   * (a connection that went silent mid-query would otherwise hold the request until TCP gives up).
+   */
+  guard<T>(work: Promise<T>): Promise<T> {
+    const key = {};
+    return new Promise<T>((resolve, reject) => {
+      this.#inFlight.set(key, { started: Date.now(), abandon: reject });
+      this.#watch();
+      work.then(resolve, reject).finally(() => this.#inFlight.delete(key));
+    });
+  }
+
+  /** One timer for every request in flight, armed only while there are some. */
+  #watch(): void {
+    if (this.#watchdog) return;
+    this.#watchdog = setInterval(() => {
+      if (this.#inFlight.size === 0) {
+        clearInterval(this.#watchdog);
+        this.#watchdog = undefined;
+        return;
+      }
+      const now = Date.now();
+      let stalled = false;
+      for (const { started } of this.#inFlight.values())
+        if (now - started >= STALLED_REQUEST_MS) stalled = true;
+      if (!stalled) return;
+      if (this.#down) this.#abandonStalled(now);
+      else if (!this.#probing && now - this.#probedAt >= RECOVERY_PROBE_MS) {
+        this.#probedAt = now;
+        this.#probing = this.ping()
+          .catch(() => {})
+          .finally(() => {
+            this.#probing = undefined;
+          });
+      }
+    }, STALLED_REQUEST_MS / 4);
+    this.#watchdog.unref();
+  }
+
+  /** Answers 503 every request that has waited STALLED_REQUEST_MS or more. */
+  #abandonStalled(now: number): void {
+    for (const [key, request] of this.#inFlight) {
+      if (now - request.started < STALLED_REQUEST_MS) continue;
+      this.#inFlight.delete(key);
+      request.abandon(unavailable());
+    }
   }
 
   /** While down, starts a background probe at most every RECOVERY_PROBE_MS, so recovery is noticed without traffic to /readyz. */
@@ -92,7 +162,7 @@ export function databaseErrors(health: DatabaseHealth): Middleware {
   // A rejection handler on next()'s promise rather than an async frame per request (issue 14).
   return function databaseErrors(_ctx, next) {
     health.probeIfDown();
-    return next().catch(translate);
+    return health.guard(next()).catch(translate);
   };
 }
 

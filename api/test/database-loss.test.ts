@@ -50,11 +50,27 @@ class CuttableProxy {
     this.#server = server;
   }
 
+  /**
+   * The database goes silent: new connections are refused, open ones stay open but nothing more crosses
+   * them (a host that froze, a network path that drops packets). Queries already on a connection get no
+   * answer and no error.
+   */
+  async blackhole(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    for (const s of this.#sockets) {
+      s.unpipe();
+      s.pause();
+    }
+    // Refuses new connections at once; close's callback would wait for the silent ones to end.
+    server?.close();
+  }
+
   async cut(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
     for (const s of this.#sockets) s.destroy();
-    if (server) await new Promise((resolve) => server.close(resolve));
+    if (server?.listening) await new Promise((resolve) => server.close(resolve));
   }
 }
 
@@ -170,5 +186,35 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
       expect(messages.filter((m) => m === 'database reachable again')).toHaveLength(1);
       expect(lines.slice(before).filter((l) => l.level >= 40)).toEqual([]);
     });
+
+    it('answers 503 to a request already waiting on a connection that went silent, and loses nothing', async () => {
+      const fresh = await api.post('/v1/challenge/init', { app_key: appKey, action: 'login' });
+      const pow = await solvePuzzle(fresh.body.data.pow as Puzzle);
+      const solved = await api.post('/v1/challenge/submit', {
+        app_key: appKey,
+        challenge_id: fresh.body.data.challenge_id,
+        challenge: fresh.body.data.challenge,
+        pow,
+      });
+      const token = solved.body.data.pass_token as string;
+      expect(token).toMatch(/^pt_/);
+      await proxy!.blackhole();
+      // Its claim goes out on a pooled connection and never comes back: no error, no answer. It used to
+      // wait until the database returned (29 s in the probe; here, for ever) while later requests got 503.
+      expectUnavailable(await api.post('/v1/validate', { pass_token: token }, auth));
+      expectUnavailable(await api.post('/v1/validate', { pass_token: token }, auth));
+      expect((await fetch(`${api.url}/readyz`)).status).toBe(503);
+      // Back: nothing the silent connection carried reached the database, so the token is still unspent.
+      await proxy!.cut();
+      await proxy!.open();
+      let ready = 0;
+      for (let i = 0; i < 100 && ready !== 200; i++) {
+        ready = (await fetch(`${api.url}/readyz`)).status;
+        if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(ready).toBe(200);
+      const verdict = await api.post('/v1/validate', { pass_token: token }, auth);
+      expect(verdict.body.data.valid).toBe(true);
+    }, 60_000);
   }
 });
