@@ -1,7 +1,8 @@
-/** Native rates for a candidate or a peer's per-attempt work: the best of OpenSSL (in Node), Go and libsodium. */
+/** Native rates for a candidate or a peer's per-attempt work: the best of OpenSSL (in Node), Go, libsodium and, for scrypt, the SIMD lane solvers (lanes.ts). */
 import { execFileSync } from 'node:child_process';
 import { pbkdf2Sync } from 'node:crypto';
 import { type Candidate, perSecond, type Rate } from './candidates.ts';
+import { buildLanes, type LaneBin, laneRate } from './lanes.ts';
 import { measureOpenSsl } from './native-node.ts';
 
 export type NativeBins = { go: string; sodium?: string };
@@ -33,6 +34,14 @@ function pbkdf2(bins: NativeBins, iterations: number, ms: number): Record<string
   };
 }
 
+let lanes: LaneBin[] | undefined;
+
+/** The SIMD lane solvers' scrypt rates (built on first use), keyed `lanes-<instruction set>`. */
+function laneRates(n: number, ms: number): Record<string, number> {
+  lanes ??= buildLanes().filter((b) => b.id !== 'openssl');
+  return Object.fromEntries(lanes.map((b) => [`lanes-${b.id}`, perSecond(laneRate(b, n, ms))]));
+}
+
 /** Best native hashes/s for a candidate, each implementation measured for about `ms` milliseconds. */
 export function nativeRate(c: Candidate, bins: NativeBins, ms: number): NativeRate {
   if (c.kind === 'argon2id') return pick(argon(bins, c.memoryKiB, c.iterations, ms));
@@ -42,6 +51,7 @@ export function nativeRate(c: Candidate, bins: NativeBins, ms: number): NativeRa
       openssl: perSecond(measureOpenSsl(c, ms)),
       go: run(bins.go, ['-alg', 'scrypt', '-n', String(c.n), '-ms', String(ms)]),
       ...(bins.sodium && { libsodium: run(bins.sodium, ['scrypt', String(c.n), String(ms)]) }),
+      ...laneRates(c.n, ms),
     });
   }
   // Hybrid: OpenSSL doing both halves, or the fastest Argon2id followed by the fastest PBKDF2.
