@@ -62,6 +62,9 @@ describe.runIf(run)('vendor-compatible pages in Chromium', { timeout: 90_000 }, 
     page.on('console', (m) => {
       if (m.type() === 'error') pageErrors.push(`${m.text()} @ ${m.location().url}`);
     });
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1/challenge/init')) inits.set(page, (inits.get(page) ?? 0) + 1);
+    });
     await page.goto(sites[vendor].page(`/p-${Math.random().toString(36).slice(2)}.html`, html));
     return page;
   }
@@ -70,6 +73,20 @@ describe.runIf(run)('vendor-compatible pages in Chromium', { timeout: 90_000 }, 
   async function verdict(page: Page): Promise<BackendVerdict> {
     const text = await page.locator('#verdict').textContent({ timeout: 60_000 });
     return JSON.parse(text ?? '{}') as BackendVerdict;
+  }
+
+  /**
+   * A checkbox widget (reCAPTCHA v2, hCaptcha) waits for the person: once its box is there, nothing has
+   * been asked of the API, its field is empty and the box unchecked; then the click.
+   */
+  const inits = new WeakMap<Page, number>();
+  async function checkBox(page: Page, container: string) {
+    const box = page.locator(`${container} [role=checkbox]`);
+    await box.waitFor({ state: 'visible', timeout: 60_000 });
+    expect(inits.get(page) ?? 0).toBe(0);
+    expect(await box.getAttribute('aria-checked')).toBe('false');
+    expect(await page.locator(`${container} textarea`).first().inputValue()).toBe('');
+    await box.click();
   }
 
   const filled = (page: Page, selector: string) =>
@@ -385,6 +402,7 @@ describe.runIf(run)('vendor-compatible pages in Chromium', { timeout: 90_000 }, 
   <input type="submit" value="Submit">
 </form></body></html>`,
       );
+      await checkBox(page, '.g-recaptcha');
       await filled(page, 'textarea[name="g-recaptcha-response"]');
       const token = await page.evaluate(() =>
         (window as unknown as { grecaptcha: { getResponse(): string } }).grecaptcha.getResponse(),
@@ -442,6 +460,7 @@ describe.runIf(run)('vendor-compatible pages in Chromium', { timeout: 90_000 }, 
 <script src="${script()}?onload=onloadCallback&render=explicit" async defer></script>
 </body></html>`,
       );
+      await checkBox(page, '#html_element');
       await page.waitForFunction(
         () => typeof (window as unknown as { verified?: string }).verified === 'string',
         null,
@@ -518,14 +537,16 @@ describe.runIf(run)('vendor-compatible pages in Chromium', { timeout: 90_000 }, 
 </form><script>window.done = []; function onDone(t) { window.done.push(t); }</script></body></html>`,
         ),
       );
+      await checkBox(page, '.g-recaptcha');
       const challenge = (await (await init).json()).data;
       expect(challenge.tier).toBe('image');
       expect((await ui).status()).toBe(200);
       const answer = openChallenge(api.runtime.keys, imageApp.appId, challenge.challenge)?.img?.answer;
       if (!answer) throw new Error('no image challenge in the init answer');
-      const handle = page.locator('.g-recaptcha .handle');
+      // The checkbox's picture opens above the page, as Google's does.
+      const handle = page.locator('.popup .handle');
       await handle.waitFor({ state: 'visible' });
-      const stage = await page.locator('.g-recaptcha .stage').boundingBox();
+      const stage = await page.locator('.popup .stage').boundingBox();
       await dragLikeAHuman(page, handle, (answer as { x: number }).x, (stage?.width ?? 300) / 300);
       await page.waitForFunction(() => (window as unknown as { done: string[] }).done.length === 1, null, {
         timeout: 60_000,
@@ -597,6 +618,7 @@ describe.runIf(run)('vendor-compatible pages in Chromium', { timeout: 90_000 }, 
   <input type="submit" value="Submit" />
 </form></body></html>`,
       );
+      await checkBox(page, '.h-captcha');
       await filled(page, 'textarea[name="h-captcha-response"]');
       const values = await page.evaluate(() => {
         const w = window as unknown as { hcaptcha: { getResponse(): string }; grecaptcha: unknown };

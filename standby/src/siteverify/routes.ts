@@ -31,15 +31,19 @@ export interface SiteverifyDeps {
   storeGuard: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
-/** How long the main API gets to answer a forwarded siteverify before this host says it failed. */
+/**
+ * How long the main API gets to answer a forwarded siteverify before this host says it failed: shorter
+ * while the probes see it down (it is still asked: a slow probe must not cost a verification).
+ */
 const FORWARD_TIMEOUT_MS = 5000;
+const FORWARD_TIMEOUT_DOWN_MS = 1500;
 
 /**
  * The three vendors' siteverify paths on the fallback role, so that a backend configured with one verify
  * URL (the fallback host's) keeps verifying through an outage: an `offline_` token is verified here, in
  * the shared store, whatever the main API's state (exactly once across the main API and every fallback);
- * any other token is the main API's, and is forwarded to it while it is up. While it is down such a token
- * cannot be answered for: HTTP 503, `success: false` (never a pass).
+ * any other token is the main API's, and is forwarded to it. While it does not answer such a token cannot
+ * be answered for: HTTP 503, `success: false` (never a pass).
  */
 export function siteverifyRoutes(router: Router, deps: SiteverifyDeps): void {
   for (const [vendor, path] of Object.entries(SITEVERIFY_PATHS) as [Vendor, string][]) {
@@ -112,11 +116,8 @@ async function forward(ctx: Context, deps: SiteverifyDeps, path: string, vendor:
     ctx.body = vendorAnswer(vendor, { ok: false, problems: ['internal-error'] });
     deps.logger.warn({ path }, message);
   };
-  if (!deps.mainApiUrl || (await deps.health.servingNow())) {
-    return unavailable(
-      'siteverify: a token of the main API while it is down (only offline_ tokens are verified here)',
-    );
-  }
+  if (!deps.mainApiUrl) return unavailable('siteverify: no main API to forward a pt_ or dg_ token to');
+  const timeout = (await deps.health.servingNow()) ? FORWARD_TIMEOUT_DOWN_MS : FORWARD_TIMEOUT_MS;
   const forwardedFor = [ctx.get('X-Forwarded-For'), ctx.req.socket.remoteAddress ?? '']
     .filter(Boolean)
     .join(', ');
@@ -126,7 +127,7 @@ async function forward(ctx: Context, deps: SiteverifyDeps, path: string, vendor:
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
       body: JSON.stringify(fields),
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeout),
     });
   } catch {
     return unavailable('siteverify: the main API did not answer a forwarded verification');

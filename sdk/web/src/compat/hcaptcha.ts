@@ -44,6 +44,8 @@ export function installHcaptcha(script: URLSearchParams): { implicitRender(): vo
       invisible,
       onDemand: invisible,
       button,
+      // The visible box is a checkbox: it waits for the person's click.
+      checkbox: !invisible,
       fields: [
         { name: 'h-captcha-response', tag: 'textarea' },
         { name: 'g-recaptcha-response', tag: 'textarea' },

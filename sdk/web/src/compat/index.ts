@@ -39,7 +39,7 @@ const installed =
 // reCAPTCHA code keeps running, on `grecaptcha` and `.g-recaptcha`, next to `turnstile`.
 const recaptchaToo =
   vendor === 'turnstile' && params.get('compat') === 'recaptcha' && !('grecaptcha' in window)
-    ? installRecaptcha(params)
+    ? installRecaptcha(params, false)
     : undefined;
 
 if (!installed) {

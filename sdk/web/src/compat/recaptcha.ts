@@ -32,7 +32,7 @@ export interface RecaptchaApi {
 /** The grecaptcha API over CompatWidgets writing the token into `fields`. */
 export function recaptchaApi(
   fields: FieldSpec[],
-  defaults: { lang?: string; name: string },
+  defaults: { lang?: string; name: string; checkbox: boolean },
 ): { api: RecaptchaApi; implicitRender(selector: string): void } {
   const widgets = new Registry<number>((n) => n);
 
@@ -50,6 +50,8 @@ export function recaptchaApi(
       invisible,
       onDemand: invisible,
       button,
+      // The visible box is a checkbox: it waits for the person's click.
+      checkbox: !invisible && defaults.checkbox,
       fields,
       callback: callable(p.callback),
       expiredCallback: callable(p['expired-callback']),
@@ -120,10 +122,15 @@ export function recaptchaApi(
   };
 }
 
-export function installRecaptcha(script: URLSearchParams): { implicitRender(): void } {
+/**
+ * `checkbox`: Google's v2 box waits for the person's click; under Turnstile's `?compat=recaptcha` the box is
+ * Turnstile's managed widget, which runs by itself.
+ */
+export function installRecaptcha(script: URLSearchParams, checkbox = true): { implicitRender(): void } {
   const { api, implicitRender } = recaptchaApi([{ name: 'g-recaptcha-response', tag: 'textarea' }], {
     lang: script.get('hl') ?? undefined,
     name: 'grecaptcha',
+    checkbox,
   });
   const grecaptcha = { ...api, enterprise: api };
   (window as unknown as { grecaptcha: typeof grecaptcha }).grecaptcha = grecaptcha;

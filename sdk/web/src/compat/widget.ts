@@ -42,6 +42,11 @@ export interface CompatOptions {
   afterInteractiveCallback?: () => void;
   /** The container is the page's button: its click runs the verification, then calls `callback`. */
   button?: boolean;
+  /**
+   * A checkbox (reCAPTCHA v2, hCaptcha): nothing runs and nothing calls back before the person clicks
+   * the box, and `reset` returns it to unchecked. Gatehouse's popup mode is exactly that box.
+   */
+  checkbox?: boolean;
 }
 
 /** The widget's own hidden field is dropped: the vendor's fields replace it. */
@@ -59,6 +64,14 @@ export function callable(value: unknown): ((...args: unknown[]) => unknown) | un
     const fn = (window as unknown as Record<string, unknown>)[value];
     return typeof fn === 'function' ? fn(...args) : undefined;
   };
+}
+
+/** `name`, else `name-1`, `name-2`...: the first id no element of the page has. */
+function freeId(name: string): string {
+  if (!document.getElementById(name)) return name;
+  let n = 1;
+  while (document.getElementById(`${name}-${n}`)) n++;
+  return `${name}-${n}`;
 }
 
 /** An element, an element id (reCAPTCHA, hCaptcha) or a CSS selector (Turnstile's `#id`). */
@@ -93,8 +106,9 @@ export class CompatWidget {
       field.name = spec.name;
       if (field instanceof HTMLInputElement) field.type = 'hidden';
       else field.hidden = true;
-      // reCAPTCHA and hCaptcha give their textarea an id of the same name; so do we, for the first one only.
-      if (field instanceof HTMLTextAreaElement && !document.getElementById(spec.name)) field.id = spec.name;
+      // reCAPTCHA and hCaptcha give their textarea an id of the same name, then `-1`, `-2`... to the next
+      // widgets' (Google's multiple-widget example).
+      if (field instanceof HTMLTextAreaElement) field.id = freeId(spec.name);
       this.fields.push(field);
     }
     if (CONTROL.test(container.tagName)) container.after(this.holder, ...this.fields);
@@ -119,7 +133,7 @@ export class CompatWidget {
       const options: RenderOptions = {
         appKey: o.sitekey,
         action: o.action || 'default',
-        mode: o.invisible ? 'invisible' : 'embedded',
+        mode: o.invisible ? 'invisible' : o.checkbox ? 'popup' : 'embedded',
         theme,
         size: SIZES.includes(o.size ?? '') ? (o.size as Size) : 'normal',
         refreshExpired: o.refreshExpired,
@@ -182,13 +196,13 @@ export class CompatWidget {
     }
   }
 
-  /** Forgets the token and, for widgets that run by themselves, verifies again. */
+  /** Forgets the token and, for widgets that run by themselves, verifies again; a checkbox waits, unchecked. */
   reset(): void {
     this.token = undefined;
     for (const field of this.fields) field.value = '';
     if (!this.handle) return;
     this.handle.reset();
-    if (!this.o.onDemand) this.handle.execute().catch(() => {});
+    if (!this.o.onDemand && !this.o.checkbox) this.handle.execute().catch(() => {});
   }
 
   remove(): void {
