@@ -2,8 +2,10 @@
 # Build Gatehouse's pinned toolchain from Go modules into ${GATEHOUSE_TOOLS_DIR:-.cache/tools}/bin.
 # Usually called as `bash .ci/tools.sh [tool|group ...]`; see docs/toolchain.md.
 #
-#   tools:  kube-apiserver kube-controller-manager etcd helm kubeconform k6
-#   groups: all (default), control-plane (etcd + kube-apiserver + kube-controller-manager)
+#   tools:  kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns etcd helm
+#           kubeconform k6
+#   groups: all (default), control-plane (etcd + kube-apiserver + kube-controller-manager),
+#           node (kube-scheduler + kubelet + kube-proxy + coredns: what a local cluster with real pods adds)
 #
 # Each tool is built from a wrapper module under .ci/tools/<module>/ whose go.mod and go.sum pin
 # every dependency. A tool is skipped when its binary exists and its stamp file matches the pinned
@@ -39,12 +41,13 @@ go_version=$(go env GOVERSION)
 # Bump this when the recipe below changes in a way that must invalidate every stamp.
 recipe=1
 
-all_tools=(etcd kube-apiserver kube-controller-manager helm kubeconform k6)
+all_tools=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns helm kubeconform k6)
 
 # module dir, main package, pinned module (its version is read from the wrapper's go.mod)
 tool_module() {
   case $1 in
-    kube-apiserver | kube-controller-manager) echo "kubernetes k8s.io/kubernetes/cmd/$1 k8s.io/kubernetes" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy) echo "kubernetes k8s.io/kubernetes/cmd/$1 k8s.io/kubernetes" ;;
+    coredns) echo "coredns gatehouse.local/tools/coredns github.com/coredns/coredns" ;;
     etcd) echo "etcd go.etcd.io/etcd/server/v3 go.etcd.io/etcd/server/v3" ;;
     helm) echo "helm helm.sh/helm/v4/cmd/helm helm.sh/helm/v4" ;;
     kubeconform) echo "kubeconform github.com/yannh/kubeconform/cmd/kubeconform github.com/yannh/kubeconform" ;;
@@ -60,7 +63,7 @@ pinned_version() { # <module dir> <module path>
 tool_ldflags() { # <tool> <version>
   local v=$2 kv
   case $1 in
-    kube-apiserver | kube-controller-manager)
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy)
       kv=${v#v}
       for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
         printf ' -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean -X %s.gitCommit=' \
@@ -93,8 +96,9 @@ for a in "$@"; do
   case $a in
     all) for t in "${all_tools[@]}"; do add "$t"; done ;;
     control-plane | kubernetes) add etcd; add kube-apiserver; add kube-controller-manager ;;
-    -h | --help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) tool_module "$a" >/dev/null || { echo "tools: unknown tool '$a' (want: ${all_tools[*]}, all, control-plane)" >&2; exit 2; }
+    node) add kube-scheduler; add kubelet; add kube-proxy; add coredns ;;
+    -h | --help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) tool_module "$a" >/dev/null || { echo "tools: unknown tool '$a' (want: ${all_tools[*]}, all, control-plane, node)" >&2; exit 2; }
        add "$a" ;;
   esac
 done
