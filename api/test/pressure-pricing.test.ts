@@ -53,6 +53,11 @@ function pressureSuite(name: string, env: Record<string, string>) {
       };
     }
 
+    /** The clock moved to the start of the next counting hour: each test's hour is the same whenever it runs. */
+    const nextHour = () => {
+      now = Math.ceil((now + 1) / 3_600_000) * 3_600_000;
+    };
+
     /** One init every `gapMs` of simulated time from `ips` in turn, until refused or `max` inits. */
     async function paced(appKey: string, ips: string[], gapMs: number, max: number): Promise<Step[]> {
       const steps: Step[] = [];
@@ -67,6 +72,7 @@ function pressureSuite(name: string, env: Record<string, string>) {
 
     it('one address paced at 3 a minute: base price for its allowance, doubling, an image, then refused within the hour', async () => {
       const { appKey } = await api.createApp({ name: 'paced' });
+      nextHour();
       const start = now;
       const steps = await paced(appKey, ['198.51.100.7'], 20_000, 400);
       const served = steps.filter((s) => s.status === 200);
@@ -99,6 +105,7 @@ function pressureSuite(name: string, env: Record<string, string>) {
 
     it('spreading over the addresses of one /24 does not reset the price; a fresh address elsewhere keeps the base price', async () => {
       const { appKey } = await api.createApp({ name: 'spread' });
+      nextHour();
       const neighbours = Array.from({ length: 200 }, (_, i) => `203.0.113.${i + 1}`);
       // Six inits a minute from the /24 as a whole, each address far under its own allowance.
       const steps = await paced(appKey, neighbours, 10_000, 600);
@@ -118,6 +125,7 @@ function pressureSuite(name: string, env: Record<string, string>) {
     it('the pressure is per app: another app of the same deployment prices the pressed network afresh', async () => {
       const pressed = await api.createApp({ name: 'pressed' });
       const other = await api.createApp({ name: 'other' });
+      nextHour();
       const steps = await paced(pressed.appKey, ['198.51.100.99'], 10_000, 400);
       expect(steps.at(-1)).toMatchObject({ status: 403 });
       expect(await init(other.appKey, '198.51.100.99')).toMatchObject({ status: 200, work: BASE });

@@ -129,7 +129,7 @@ export class RiskEngine {
         input,
         sources.sources,
         pressure.hitNow(sources.keys, now),
-        input.monthlyQuota === undefined ? [] : share.hitNow(sources.keys.slice(0, 2), now),
+        input.monthlyQuota === undefined ? [] : share.hitNow(sources.shareKeys, now),
       ),
     );
   }
@@ -152,7 +152,7 @@ export class RiskEngine {
       ),
       this.answers.read(historyKey(input.appId, input.facts.ip), now),
       this.#pressure.hit(sources.keys, now),
-      input.monthlyQuota === undefined ? [] : this.#share.hit(sources.keys.slice(0, 2), now),
+      input.monthlyQuota === undefined ? [] : this.#share.hit(sources.shareKeys, now),
     ]);
     return this.#judge(input, network, counts, this.#priced(input, sources.sources, pressed, shared));
   }
@@ -162,7 +162,12 @@ export class RiskEngine {
   }
 
   /** The sources' price from their hourly counts, raised for a source past its share of the month's units. */
-  #priced(input: RiskInput, sources: PressureSource[], pressed: number[], shared: number[]): Pressure {
+  #priced(
+    input: RiskInput,
+    sources: readonly PressureSource[],
+    pressed: number[],
+    shared: number[],
+  ): Pressure {
     const policy = input.policy.pressure;
     const pressure = pressureOf(pressed, sources, policy);
     const over =

@@ -61,6 +61,17 @@ describe('pressure pricing', () => {
     expect(v6.sources).toEqual(['ip', 'prefix', 'datacenter']);
     expect(v6.keys[0]).toBe(pressureSources('a', '2001:db8:1:2:ffff::1', undefined).keys[0]);
     expect(v6.keys[2]).toBe('dc:a:Some Cloud');
+    // The same frozen keys for the same app and address; other keys for another provider.
+    expect(pressureSources('a', '198.51.100.7', undefined)).toBe(
+      pressureSources('a', '198.51.100.7', undefined),
+    );
+    expect(pressureSources('a', '198.51.100.7', 'X').keys).toEqual([
+      'ip:a:198.51.100.7',
+      'net:a:198.51.100.0/24',
+      'dc:a:X',
+    ]);
+    expect(pressureSources('a', '198.51.100.7', 'X').shareKeys).toHaveLength(2);
+    expect(pressureSources('a', '10.0.0.1', undefined).keys).toEqual([]);
     for (const ip of ['127.0.0.1', '10.1.2.3', '192.168.0.9', '100.64.0.1', 'fd00::1', '::1'])
       expect([ip, internalAddress(ip)]).toEqual([ip, true]);
     for (const ip of ['198.51.100.7', '8.8.8.8', '2001:db8::1'])

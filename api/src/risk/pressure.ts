@@ -87,26 +87,54 @@ export const internalAddress = memoByIp((ip) => {
   return addr !== null && INTERNAL_RANGES.has(addr.range());
 });
 
-const NO_SOURCES = Object.freeze({ keys: [] as string[], sources: [] as PressureSource[] });
+export interface Sources {
+  /** Counter keys of the sources, in order: client, network, and the provider of a hosting address. */
+  keys: readonly string[];
+  sources: readonly PressureSource[];
+  /** The keys of the sources that hold a share of the app's monthly units: client and network. */
+  shareKeys: readonly string[];
+  /** The hosting provider the keys were made for. */
+  provider?: string | undefined;
+}
+
+const NO_SOURCES: Sources = Object.freeze({ keys: [], sources: [], shareKeys: [] });
+const WITH_PROVIDER: readonly PressureSource[] = Object.freeze(['ip', 'prefix', 'datacenter']);
+const WITHOUT_PROVIDER: readonly PressureSource[] = Object.freeze(['ip', 'prefix']);
 
 /**
- * The counter keys of an init's sources, in order: client, network, and the provider of a hosting address;
- * none for an internal address.
+ * An init's sources; none for an internal address. The same frozen object for the same app and address
+ * (an init's hot path; bounded as velocityKeys: past the bounds the memo starts over).
  */
-export function pressureSources(
-  appId: string,
-  ip: string,
-  provider: string | undefined,
-): { keys: string[]; sources: PressureSource[] } {
+export function pressureSources(appId: string, ip: string, provider: string | undefined): Sources {
   if (internalAddress(ip)) return NO_SOURCES;
-  const keys = [`ip:${appId}:${clientOf(ip)}`, `net:${appId}:${networkPrefix(ip)}`];
-  const sources: PressureSource[] = ['ip', 'prefix'];
-  if (provider !== undefined) {
-    keys.push(`dc:${appId}:${provider}`);
-    sources.push('datacenter');
+  let byIp = sourcesByApp.get(appId);
+  if (!byIp) {
+    if (sourcesByApp.size >= MAX_APPS) sourcesByApp.clear();
+    byIp = new Map();
+    sourcesByApp.set(appId, byIp);
   }
-  return { keys, sources };
+  let found = byIp.get(ip);
+  // Another engine of the process may know other hosting ranges (tests): the provider must match too.
+  if (!found || found.provider !== provider) {
+    const shareKeys = Object.freeze([`ip:${appId}:${clientOf(ip)}`, `net:${appId}:${networkPrefix(ip)}`]);
+    found = Object.freeze(
+      provider === undefined
+        ? { keys: shareKeys, sources: WITHOUT_PROVIDER, shareKeys, provider }
+        : {
+            keys: Object.freeze([...shareKeys, `dc:${appId}:${provider}`]),
+            sources: WITH_PROVIDER,
+            shareKeys,
+            provider,
+          },
+    );
+    if (byIp.size >= MAX_ADDRESSES) byIp.clear();
+    byIp.set(ip, found);
+  }
+  return found;
 }
+const sourcesByApp = new Map<string, Map<string, Sources>>();
+const MAX_APPS = 1_000;
+const MAX_ADDRESSES = 10_000;
 
 /** The price of one init from the sources' counts over the sliding hour (this init included). */
 export function pressureOf(
