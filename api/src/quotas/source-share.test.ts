@@ -45,6 +45,20 @@ describe('a source share of the monthly units', () => {
     expect(hour.hitNow(['k'], t + 120_000)[0]).toBeGreaterThan(1.9);
   });
 
+  it('full of keys, the counter forgets the idlest: a source that keeps sending keeps its count', () => {
+    const counter = new MemoryVelocity(1_000, 3_600_000);
+    const t = Date.UTC(2026, 0, 1);
+    for (let i = 0; i < 50; i++) counter.hitNow(['pressing'], t + i);
+    // A spray of 5,000 new keys, the pressing source still sending between them.
+    for (let i = 0; i < 5_000; i++) {
+      counter.hitNow([`spray-${i}`], t + 100 + i);
+      if (i % 100 === 0) counter.hitNow(['pressing'], t + 100 + i);
+    }
+    expect(counter.hitNow(['pressing'], t + 6_000)).toEqual([50 + 50 + 1]);
+    // The first sprayed keys, idle since, are forgotten.
+    expect(counter.hitNow(['spray-0'], t + 6_001)).toEqual([1]);
+  });
+
   it.runIf(withRedis)('counters over other windows keep their own counts (Redis)', async () => {
     const redis = new Redis(REDIS_URL);
     try {

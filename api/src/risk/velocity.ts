@@ -44,21 +44,30 @@ export class MemoryVelocity implements VelocityCounter {
 
   hitNow(keys: readonly string[], now = Date.now()): number[] {
     const window = Math.floor(now / this.#windowMs);
-    if (this.#counts.size > this.#maxKeys) this.#prune(window);
+    if (this.#counts.size > this.#maxKeys) this.#evict();
     return keys.map((key) => {
       let entry = this.#counts.get(key);
       if (!entry || entry.window < window - 1) entry = { window, current: 0, previous: 0 };
       else if (entry.window === window - 1) entry = { window, current: 0, previous: entry.current };
       entry.current += 1;
+      // Moved to the end: the map's order is the order of last hits, so eviction starts with the idlest.
+      this.#counts.delete(key);
       this.#counts.set(key, entry);
       return slide(entry.current, entry.previous, now, this.#windowMs);
     });
   }
 
-  #prune(window: number) {
-    for (const [key, entry] of this.#counts) if (entry.window < window - 1) this.#counts.delete(key);
-    // Still full (an attack spraying keys): forget everything rather than grow without bound.
-    if (this.#counts.size > this.#maxKeys) this.#counts.clear();
+  /**
+   * Full (many sources, or an attack spraying keys): the least recently hit tenth is forgotten. A source
+   * that keeps sending keeps its count, so spraying new keys cannot wipe the count of the source pressing
+   * an app; what goes is what was quiet longest.
+   */
+  #evict() {
+    let excess = this.#counts.size - Math.floor(this.#maxKeys * 0.9);
+    for (const key of this.#counts.keys()) {
+      if (excess-- <= 0) break;
+      this.#counts.delete(key);
+    }
   }
 }
 
