@@ -119,9 +119,10 @@ export function nulIn(fields: Fields): boolean {
 }
 
 /**
- * The siteverify paths answer every refusal in the vendor's shape, whatever refused it: a body over the
- * limit (413), a media type or charset not read (415), a body that does not parse (400), the throttle
- * (429), with the status kept. Placed above the body parsers; other paths pass through untouched.
+ * The siteverify paths answer a request refused before its fields are read in the vendor's shape, with
+ * its status: a body over the limit (413), a media type or charset not read (415), a body that does not
+ * parse or holds a NUL (400). The authentication throttle's 429 keeps Gatehouse's envelope, as on every
+ * guarded route. Placed above the body parsers; other paths pass through untouched.
  */
 export function siteverifyBoundary(): Middleware {
   return async function siteverifyBoundary(ctx, next) {
@@ -131,11 +132,10 @@ export function siteverifyBoundary(): Middleware {
       await next();
     } catch (thrown) {
       const status = (thrown as { status?: unknown }).status;
-      if (typeof status !== 'number' || status < 400 || status >= 500 || status === 404) throw thrown;
+      if (status !== 400 && status !== 413 && status !== 415) throw thrown;
       ctx.status = status;
       if (thrown instanceof GatehouseError) ctx.set(thrown.headers);
-      const problem: Problem = status === 429 ? 'internal-error' : 'bad-request';
-      ctx.body = vendorAnswer(vendor, { ok: false, problems: [problem] });
+      ctx.body = vendorAnswer(vendor, { ok: false, problems: ['bad-request'] });
     }
   };
 }
