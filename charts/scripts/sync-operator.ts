@@ -65,9 +65,12 @@ function operatorRbacObjects(): { file: string; object: RbacObject }[] {
 /**
  * The operator's own rules, when operator/config/rbac holds them: the ClusterRole of `role.yaml`
  * (kubebuilder's manager role; editor and viewer roles are for people, not the operator) and the Role
- * of `leader_election_role.yaml` (or the only Role). Undefined while the operator has no RBAC yet.
+ * of `leader_election_role.yaml` (or the only Role), and the Secrets ClusterRole of `secrets_role.yaml`
+ * (bound per namespace). Undefined while the operator has no RBAC yet.
  */
-export function operatorRules(): { clusterRules: Rule[]; leaderElectionRules: Rule[] } | undefined {
+export function operatorRules():
+  | { clusterRules: Rule[]; secretRules: Rule[]; leaderElectionRules: Rule[] }
+  | undefined {
   const objects = operatorRbacObjects();
   const cluster =
     objects.find((o) => o.object.kind === 'ClusterRole' && o.file === 'role.yaml') ??
@@ -77,13 +80,19 @@ export function operatorRules(): { clusterRules: Rule[]; leaderElectionRules: Ru
   const roles = objects.filter((o) => o.object.kind === 'Role');
   const leader =
     roles.find((o) => /leader/.test(o.file) || /leader/.test(o.object.metadata?.name ?? '')) ?? roles[0];
+  const secrets = objects.find((o) => o.object.kind === 'ClusterRole' && o.file === 'secrets_role.yaml');
   if (!cluster?.object.rules || !leader?.object.rules) return undefined;
-  return { clusterRules: cluster.object.rules, leaderElectionRules: leader.object.rules };
+  return {
+    clusterRules: cluster.object.rules,
+    secretRules: secrets?.object.rules ?? [],
+    leaderElectionRules: leader.object.rules,
+  };
 }
 
 const RBAC_HEADER = `# What the operator may do. Synced from operator/config/rbac when it exists
 # (node charts/scripts/sync-operator.ts).
 # clusterRules: the ClusterRole (bound cluster-wide, or in operator.watchNamespace only).
+# secretRules: a second ClusterRole, bound in the namespaces of operator.secretNamespaces only.
 # leaderElectionRules: a Role in the operator's own namespace.
 `;
 

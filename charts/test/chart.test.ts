@@ -224,6 +224,15 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       (load(readFileSync(join(CHART, 'files/operator-rbac.yaml'), 'utf8')) as { clusterRules: unknown })
         .clusterRules,
     );
+    // Secrets only where its Apps live (here the release namespace), and the operator told so.
+    expect(JSON.stringify(role.rules)).not.toContain('secrets');
+    expect(find(objects, 'RoleBinding', 'gatehouse-operator-secrets').metadata.namespace).toBe(
+      'gatehouse-system',
+    );
+    expect(objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name)).toEqual([
+      'gatehouse-operator',
+    ]);
+    expect(env.GATEHOUSE_SECRET_NAMESPACES).toBe('gatehouse-system');
     expect(
       objects
         .filter((o) => o.kind === 'StatefulSet')
@@ -349,6 +358,13 @@ describe.skipIf(noHelm)('helm lint and template', () => {
     );
     expect(objects.find((o) => o.kind === 'ClusterRoleBinding')).toBeUndefined();
     expect(find(objects, 'RoleBinding', 'gatehouse-operator').metadata.namespace).toBe('captcha-apps');
+    expect(find(objects, 'RoleBinding', 'gatehouse-operator-secrets').metadata.namespace).toBe(
+      'captcha-apps',
+    );
+    expect(podSpec(find(objects, 'Deployment', 'gatehouse-operator'))!.containers[0]!.env).toContainEqual({
+      name: 'GATEHOUSE_SECRET_NAMESPACES',
+      value: 'captcha-apps',
+    });
     const operator = find(objects, 'Deployment', 'gatehouse-operator');
     expect(podSpec(operator)!.containers[0]!.env).toContainEqual({
       name: 'WATCH_NAMESPACE',
@@ -358,6 +374,31 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       image:
         'registry.example.internal/gatehouse/operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
     });
+  });
+
+  it('binds the Secrets rules in each namespace of operator.secretNamespaces, or everywhere with ["*"]', {
+    timeout: 60_000,
+  }, async () => {
+    const listed = await render(['--set', 'operator.secretNamespaces={shop,billing}']);
+    expect(
+      listed.objects
+        .filter((o) => o.kind === 'RoleBinding' && o.metadata.name === 'gatehouse-operator-secrets')
+        .map((o) => o.metadata.namespace),
+    ).toEqual(['shop', 'billing']);
+    const env = (objects: KubeObject[]) =>
+      podSpec(find(objects, 'Deployment', 'gatehouse-operator'))!.containers[0]!.env ?? [];
+    expect(env(listed.objects)).toContainEqual({
+      name: 'GATEHOUSE_SECRET_NAMESPACES',
+      value: 'shop,billing',
+    });
+    const everywhere = await render(['--set', 'operator.secretNamespaces={*}']);
+    expect(find(everywhere.objects, 'ClusterRoleBinding', 'gatehouse-operator-secrets')).toBeDefined();
+    expect(
+      everywhere.objects.filter(
+        (o) => o.kind === 'RoleBinding' && o.metadata.name === 'gatehouse-operator-secrets',
+      ),
+    ).toEqual([]);
+    expect(env(everywhere.objects).map((e) => e.name)).not.toContain('GATEHOUSE_SECRET_NAMESPACES');
   });
 
   it('renders CockroachDB without TLS when asked: --insecure everywhere, no password in DATABASE_URL', {

@@ -61,6 +61,7 @@ describe.skipIf(noKustomize)('kustomize build', () => {
       [
         'ClusterRole/gatehouse-operator',
         'ClusterRoleBinding/gatehouse-operator',
+        'ClusterRole/gatehouse-operator-secrets',
         'CustomResourceDefinition/apps.gatehouse.dev',
         'Deployment/gatehouse-admin-api',
         'Deployment/gatehouse-operator',
@@ -68,6 +69,8 @@ describe.skipIf(noKustomize)('kustomize build', () => {
         'PodDisruptionBudget/gatehouse-operator',
         'Role/gatehouse-operator-leader-election',
         'RoleBinding/gatehouse-operator-leader-election',
+        // Secrets only in the namespace whose Apps it manages, and the operator told so.
+        'RoleBinding/gatehouse-operator-secrets',
         'Service/gatehouse-admin-api',
         'Service/gatehouse-operator-metrics',
         'ServiceAccount/gatehouse-operator',
@@ -75,7 +78,20 @@ describe.skipIf(noKustomize)('kustomize build', () => {
     );
     const operator = find(objects, 'Deployment', 'gatehouse-operator');
     expect((operator.spec as { replicas: number }).replicas).toBe(2);
-    expect(envOf(operator)).toMatchObject({ LEADER_ELECT: 'true', LEADER_ELECTION_ID: 'gatehouse-operator' });
+    expect(envOf(operator)).toMatchObject({
+      LEADER_ELECT: 'true',
+      LEADER_ELECTION_ID: 'gatehouse-operator',
+      GATEHOUSE_SECRET_NAMESPACES: 'gatehouse-system',
+      GATEHOUSE_TRUSTED_PROXIES: 'private',
+    });
+    const secretRules = find(objects, 'ClusterRole', 'gatehouse-operator-secrets') as KubeObject & {
+      rules: { resources: string[] }[];
+    };
+    expect(secretRules.rules.flatMap((r) => r.resources)).toEqual(['secrets']);
+    const broad = find(objects, 'ClusterRole', 'gatehouse-operator') as KubeObject & {
+      rules: { resources: string[] }[];
+    };
+    expect(broad.rules.flatMap((r) => r.resources)).not.toContain('secrets');
     for (const o of objects)
       if (
         o.kind !== 'Namespace' &&

@@ -27,6 +27,24 @@ const SETTINGS = {
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       }),
   },
+  'database-regions': {
+    env: 'GATEHOUSE_DATABASE_REGIONS',
+    schema: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(,[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/, {
+        message: 'a comma list of database regions (lower-case DNS labels)',
+      })
+      .optional(),
+  },
+  'secret-namespaces': {
+    env: 'GATEHOUSE_SECRET_NAMESPACES',
+    schema: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(,[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/, {
+        message: 'a comma list of namespaces',
+      })
+      .optional(),
+  },
   'watch-namespace': { env: 'WATCH_NAMESPACE', schema: z.string().optional() },
   'leader-elect': { env: 'LEADER_ELECT', schema: z.enum(['true', 'false']).default('true') },
   'manage-crd': { env: 'MANAGE_CRD', schema: z.enum(['true', 'false']).default('true') },
@@ -85,6 +103,13 @@ export interface OperatorConfig {
    */
   trustedProxies: string;
   watchNamespace: string | undefined;
+  /**
+   * The namespaces where its RBAC lets it read and create Secrets (RoleBindings there): Apps elsewhere
+   * are refused in status. Undefined: every namespace it watches (a cluster-wide binding).
+   */
+  secretNamespaces: string[] | undefined;
+  /** The database's regions: an App whose locality is not one of them is refused in status. Unset: not checked. */
+  databaseRegions: string[] | undefined;
   leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
   /** The leader upgrades the App CRD when the cluster's is older than this operator (crd-upgrade.ts). */
   manageCrd: boolean;
@@ -128,6 +153,8 @@ export function loadOperatorConfig(
     runtimeSecret: r['runtime-secret'],
     trustedProxies: r['trusted-proxies'],
     watchNamespace: r['watch-namespace'],
+    databaseRegions: r['database-regions']?.split(','),
+    secretNamespaces: r['secret-namespaces']?.split(','),
     leaderElection: {
       enabled: r['leader-elect'] === 'true',
       namespace: r['leader-election-namespace'],

@@ -17,7 +17,7 @@ const logger = pino({ level: config.logLevel, redact: ['adminToken', 'standbyTok
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromDefault();
 
-const manager = new Manager({ kubeConfig, config, logger });
+const manager = new Manager({ kubeConfig, config, logger, processMetrics: true });
 await manager.start();
 logger.info(
   {

@@ -8,6 +8,7 @@ import { AppController } from './controllers/app-controller.ts';
 import type { ControllerDeps, ObservedDeployment } from './controllers/context.ts';
 import { CHILD_TYPES } from './controllers/desired/index.ts';
 import { LABEL, MANAGED_BY } from './controllers/names.ts';
+import { Reason } from './controllers/reasons.ts';
 import { upgradeCrd } from './crd-upgrade.ts';
 import { MainApiProber, type ProbeFn } from './health/prober.ts';
 import { endpointSliceTargets, StandbySwitch, type StandbyTargets } from './health/standby-switch.ts';
@@ -19,7 +20,7 @@ import { Informer, keyOf } from './runtime/informer.ts';
 import { KubeClient, type KubeObject } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
-import { APPS, DEPLOYMENTS, resourcePath, SECRETS } from './runtime/resources.ts';
+import { APPS, DEPLOYMENTS, type ResourceType, resourcePath, SECRETS } from './runtime/resources.ts';
 
 /** Kinds the operator creates and watches: the per-region children and the generated credentials Secret. */
 const OWNED_TYPES = [...CHILD_TYPES, SECRETS];
@@ -31,6 +32,11 @@ export interface ManagerOptions {
   /** Injectable for tests: how the main API is probed, and where a region's standby processes are. */
   probe?: ProbeFn;
   standbyTargets?: StandbyTargets;
+  /**
+   * The process's own metrics on /metrics (RSS, heap, GC, event-loop lag: prom-client's defaults), the
+   * first warning before a memory limit. One per process: the operator's main sets it.
+   */
+  processMetrics?: boolean;
   timings?: Partial<{
     leaseDurationMs: number;
     renewDeadlineMs: number;
@@ -52,7 +58,7 @@ type Owned = KubeObject & {
  * controllers and becomes a candidate again; `stop()` releases the lease for a fast hand-over.
  */
 export class Manager {
-  readonly metrics = new OperatorMetrics();
+  readonly metrics: OperatorMetrics;
   readonly client: KubeClient;
   readonly #o: ManagerOptions;
   readonly #elector: LeaderElector | undefined;
@@ -65,6 +71,7 @@ export class Manager {
 
   constructor(options: ManagerOptions) {
     this.#o = options;
+    this.metrics = new OperatorMetrics({ processMetrics: options.processMetrics });
     this.#renewDeadlineMs = options.timings?.renewDeadlineMs ?? 10_000;
     this.client = new KubeClient(options.kubeConfig);
     const le = options.config.leaderElection;
@@ -174,21 +181,24 @@ export class Manager {
     });
     // Every kind the operator makes, not only Deployments: a deleted Service, PDB, Ingress or
     // credentials Secret enqueues its App at once and comes back within a reconcile, not at the resync.
-    const owned = new Map(
-      OWNED_TYPES.map((type) => [
-        type.kind,
-        new Informer<Owned>(client, {
+    // Secrets only where the operator may read them (--secret-namespaces): one informer per namespace.
+    const namespacesOf = (type: ResourceType) =>
+      type === SECRETS && config.secretNamespaces ? config.secretNamespaces : [ns];
+    const owned = OWNED_TYPES.flatMap((type) =>
+      namespacesOf(type).map((namespace) => ({
+        type,
+        informer: new Informer<Owned>(client, {
           type,
-          namespace: ns,
+          namespace,
           labelSelector: `${LABEL.managedBy}=${MANAGED_BY}`,
           logger,
           onRelist: onRelist(type.kind),
           onReconnect: onReconnect(type.kind),
           signal: term,
         }),
-      ]),
+      })),
     );
-    const deployments = owned.get(DEPLOYMENTS.kind) as Informer<Owned>;
+    const deployments = owned.find((o) => o.type === DEPLOYMENTS)?.informer as Informer<Owned>;
     let runner: ControllerRunner | undefined;
     const enqueue = (key: string) => runner?.queue.add(key);
     const prober = new MainApiProber(
@@ -216,8 +226,14 @@ export class Manager {
         operatorNamespace: config.leaderElection.namespace,
       },
       deployment: (key) => deployments.get(key) as Deployment | undefined,
+      apps: () => apps.list(),
+      databaseRegions: config.databaseRegions,
       owned: (type, namespace) =>
-        (owned.get(type.kind)?.list() ?? []).filter((o) => o.metadata?.namespace === namespace),
+        owned
+          .filter((o) => o.type.kind === type.kind)
+          .flatMap((o) => o.informer.list())
+          .filter((o) => o.metadata?.namespace === namespace),
+      secretNamespaces: config.secretNamespaces,
       memory: { pendingCredentials: new Map(), verifiedSettings: new Map(), standbyModes: new Map() },
       metrics: this.metrics,
       logger,
@@ -249,15 +265,20 @@ export class Manager {
           JSON.stringify([a.metadata.finalizers, a.metadata.labels, a.metadata.annotations]);
         if (changed || meta) enqueue(keyOf(a));
       },
-      delete: (a) => enqueue(keyOf(a)),
+      delete: (a) => {
+        enqueue(keyOf(a));
+        // An App refused for a host this one held may take it now.
+        for (const other of apps.list())
+          if (other.status?.conditions?.some((c) => c.reason === Reason.InvalidSpec)) enqueue(keyOf(other));
+      },
     });
     const ownerOf = (o: Owned) => o.metadata?.ownerReferences?.find((r) => r.kind === 'App');
     const onOwned = (o: Owned) => {
       const app = ownerOf(o);
       if (app) enqueue(`${o.metadata?.namespace}/${app.name}`);
     };
-    const informers = [apps, ...owned.values()];
-    for (const informer of owned.values())
+    const informers = [apps, ...owned.map((o) => o.informer)];
+    for (const { informer } of owned)
       informer.on({ add: onOwned, update: (_old, o) => onOwned(o), delete: onOwned });
     for (const informer of informers) informer.start();
     const stopping = new AbortController();

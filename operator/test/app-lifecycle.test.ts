@@ -51,6 +51,7 @@ describe.runIf(controlPlaneAvailable())(
       manager = await startOperator(cp.kubeConfig('operator'), testConfig(api.url, api.runtime.adminToken), {
         probe: async () => true,
         standbyTargets: async () => [],
+        processMetrics: true,
       });
     }, 300_000);
     afterAll(async () => {
@@ -58,6 +59,14 @@ describe.runIf(controlPlaneAvailable())(
       await api?.close();
       await cp?.stop();
     }, 60_000);
+
+    it('exports its process metrics on /metrics: resident memory, heap, event-loop lag', async () => {
+      const metrics = await (await fetch(`${manager.metricsUrl}/metrics`)).text();
+      const value = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
+      expect(value('process_resident_memory_bytes')).toBeGreaterThan(10 * 2 ** 20);
+      expect(value('nodejs_heap_size_used_bytes')).toBeGreaterThan(2 ** 20);
+      expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds \S+$/m);
+    });
 
     it('creating an App creates its Deployments, Services, PDBs, Ingresses and Secret, and registers the app', async () => {
       await applyApp(admin, NS, 'shop', {
@@ -134,6 +143,14 @@ describe.runIf(controlPlaneAvailable())(
         },
       );
       expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'WorkloadsUnavailable' });
+      // It says why: the Deployment's own conditions and what its pods say (no scheduler here).
+      const why = await eventually('Ready says why the workloads are unavailable', async () => {
+        const message = condition(await app(), 'Ready')?.message ?? '';
+        return message.includes('pods: 2 Pending, not scheduled') && message;
+      });
+      expect(why).toMatch(
+        /shop-eu-api \(0\/2 available; Available=False MinimumReplicasUnavailable: Deployment does not have minimum availability\.; pods: 2 Pending, not scheduled\)/,
+      );
       expect(condition(status, 'Progressing')).toMatchObject({ reason: 'RollingOut' });
       expect(condition(status, 'StandbyServing')).toMatchObject({
         status: 'False',
@@ -146,8 +163,15 @@ describe.runIf(controlPlaneAvailable())(
       ]);
       const events = await admin.list<Obj & { reason: string }>(`/api/v1/namespaces/${NS}/events`);
       expect(events.items.map((e) => e.reason)).toEqual(
-        expect.arrayContaining(['Registered', 'CredentialsCreated']),
+        expect.arrayContaining(['Registered', 'CredentialsCreated', 'WorkloadsUnavailable', 'RollingOut']),
       );
+      // One Event per condition transition, not per reconcile.
+      const transitions = events.items.filter((e) => e.reason === 'WorkloadsUnavailable') as (Obj & {
+        count?: number;
+        type?: string;
+      })[];
+      expect(transitions).toHaveLength(1);
+      expect(transitions[0]).toMatchObject({ type: 'Warning', count: 1 });
     });
 
     it('changing replicas, image and plan rolls the Deployments and updates the app; lastTransitionTime holds', async () => {

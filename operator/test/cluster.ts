@@ -82,9 +82,13 @@ export async function installCrd(kubeConfig: KubeConfig): Promise<void> {
 
 /**
  * A control plane with the operator installed as a user would: the CRD (before the controllers start,
- * see startControlPlane), the operator's namespace and its RBAC.
+ * see startControlPlane), the operator's namespace and its RBAC. The tests put Apps in many namespaces,
+ * so the Secrets rules are bound cluster-wide too (the chart's operator.secretNamespaces ["*"]) unless
+ * `secretsEverywhere` is false: then only config/rbac's binding in the operator's namespace holds.
  */
-export async function startClusterWithOperator(): Promise<{ cp: ControlPlane; admin: KubeClient }> {
+export async function startClusterWithOperator(
+  options: { secretsEverywhere?: boolean } = {},
+): Promise<{ cp: ControlPlane; admin: KubeClient }> {
   const cp = await startControlPlane({ beforeControllers: installCrd });
   console.log(`control plane up in ${cp.startupMs} ms`);
   const admin = new KubeClient(cp.kubeConfig('admin'));
@@ -93,13 +97,40 @@ export async function startClusterWithOperator(): Promise<{ cp: ControlPlane; ad
     (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml',
   );
   for (const f of rbac) await applyFile(admin, join(OPERATOR_DIR, 'config/rbac', f));
+  if (options.secretsEverywhere ?? true)
+    await admin.apply(
+      pathOf({ kind: 'ClusterRoleBinding', metadata: { name: 'gatehouse-operator-secrets-tests' } }),
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'gatehouse-operator-secrets-tests' },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'gatehouse-operator-secrets',
+        },
+        subjects: [{ kind: 'ServiceAccount', name: 'gatehouse-operator', namespace: 'gatehouse-system' }],
+      },
+      'gatehouse-tests',
+    );
   return { cp, admin };
 }
 
+/** A namespace with the runtime Secret Apps use by default (the operator refuses an App without it). */
 export async function createNamespace(admin: KubeClient, name: string) {
   await admin.apply(
     `/api/v1/namespaces/${name}`,
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    'gatehouse-tests',
+  );
+  await admin.apply(
+    `/api/v1/namespaces/${name}/secrets/gatehouse-runtime`,
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'gatehouse-runtime', namespace: name },
+      stringData: { STANDBY_SYNC_TOKEN: 'test-sync-token' },
+    },
     'gatehouse-tests',
   );
 }
@@ -118,6 +149,8 @@ export function testConfig(
     runtimeSecret: 'gatehouse-runtime',
     trustedProxies: 'private',
     watchNamespace: undefined,
+    databaseRegions: undefined,
+    secretNamespaces: undefined,
     leaderElection: {
       enabled: true,
       namespace: 'gatehouse-system',
@@ -160,7 +193,35 @@ export async function startOperator(
   return manager;
 }
 
-/** Creates an App the way `kubectl apply` would. */
+type HostsLike = { api: string; bypass: string[]; fallback: string[] };
+
+/**
+ * The fixtures' hosts (`*.shop.example`) made the App's own (`*.<name>.<namespace>.example`): the
+ * operator refuses a host another App serves, and tests put many Apps in one cluster.
+ */
+function ownHosts(namespace: string, name: string, spec: Record<string, unknown>) {
+  const own = (h: string) => h.replace(/\.shop\.example$/, `.${name}.${namespace}.example`);
+  const regions = spec.regions as { hosts?: HostsLike }[] | undefined;
+  if (!Array.isArray(regions)) return spec;
+  return {
+    ...spec,
+    regions: regions.map((r) =>
+      r?.hosts
+        ? {
+            ...r,
+            hosts: {
+              ...r.hosts,
+              api: own(r.hosts.api),
+              bypass: r.hosts.bypass?.map(own),
+              fallback: r.hosts.fallback?.map(own),
+            },
+          }
+        : r,
+    ),
+  };
+}
+
+/** Creates an App the way `kubectl apply` would (with hosts of its own, see ownHosts). */
 export async function applyApp(
   admin: KubeClient,
   namespace: string,
@@ -169,7 +230,12 @@ export async function applyApp(
 ) {
   return admin.apply<App>(
     resourcePath(APPS, namespace, name),
-    { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, spec },
+    {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { name, namespace },
+      spec: ownHosts(namespace, name, spec),
+    },
     'kubectl',
   );
 }

@@ -144,8 +144,8 @@ describe.runIf(controlPlaneAvailable())('App validation by the apiserver (schema
     ].entries())
       expect(await refusal(`tp-ok-${i}`, appSpec({ trustedProxies: good }))).toBe('accepted');
     for (const [i, bad] of ['0', 'true', '*', 'privat', '10.0.0.0/33', '10.0.0.1,,private'].entries())
-      expect(await refusal(`tp-bad-${i}`, appSpec({ trustedProxies: bad }))).toContain(
-        'must be a hop count from 1 to 20, or a comma list of IPs, CIDRs',
+      expect(await refusal(`tp-bad-${i}`, appSpec({ trustedProxies: bad }))).toMatch(
+        /spec\.trustedProxies: Invalid value: .*should match/,
       );
   });
 

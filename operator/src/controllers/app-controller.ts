@@ -1,12 +1,14 @@
-import type { App } from '../api/v1alpha1/app-types.ts';
+import type { App, AppStatus } from '../api/v1alpha1/app-types.ts';
 import { API_VERSION, FIELD_MANAGER, KIND } from '../api/v1alpha1/groupversion.ts';
 import { isConflict, isNotFound } from '../runtime/kube-client.ts';
 import { APPS, resourcePath } from '../runtime/resources.ts';
 import { type ControllerDeps, ReconcileContext, type Step } from './context.ts';
 import { credentialsSecretName } from './names.ts';
-import { EventReason } from './reasons.ts';
+import { EventReason, Reason } from './reasons.ts';
 import { computeStatus, statusChanged } from './status.ts';
 import { ensureFinalizer, finalize } from './steps/finalizer.ts';
+import { explainUnavailable } from './steps/pods.ts';
+import { checkSpec } from './steps/preflight.ts';
 import { ensureRegistration } from './steps/registration.ts';
 import { ensureProbes, ensureTrafficMode } from './steps/traffic.ts';
 import { ensureWorkloads, pruneRemovedRegions } from './steps/workloads.ts';
@@ -14,11 +16,13 @@ import { ensureWorkloads, pruneRemovedRegions } from './steps/workloads.ts';
 /** The reconcile of an App, in order. Each step is small, idempotent, and may stop the rest by throwing. */
 export const STEPS: readonly Step[] = [
   ensureFinalizer,
+  checkSpec,
   ensureRegistration,
   ensureWorkloads,
   pruneRemovedRegions,
   ensureProbes,
   ensureTrafficMode,
+  explainUnavailable,
 ];
 
 export interface ReconcileResult {
@@ -74,11 +78,34 @@ export class AppController {
         }
         break;
       }
+      if (ctx.invalid) break;
     }
     await this.#writeStatus(ctx);
     if (ctx.error) throw new RetryLater(`${ctx.error.step}: ${ctx.error.message}`);
+    if (ctx.invalid) throw new RetryLater(ctx.invalid);
     if (ctx.retry) throw new RetryLater(ctx.retry);
     return ctx.requeueAfterMs === undefined ? {} : { requeueAfterMs: ctx.requeueAfterMs };
+  }
+
+  /** One Event per condition whose status or reason changed (Warning when it is bad news). */
+  #announceTransitions(app: App, status: AppStatus): void {
+    for (const c of status.conditions ?? []) {
+      const before = app.status?.conditions?.find((p) => p.type === c.type);
+      if (before && before.status === c.status && before.reason === c.reason) continue;
+      if (!before && c.status !== 'True' && c.type !== 'Ready') continue;
+      // Bad news: Degraded, not Ready or not Registered, a standby serving or nobody serving.
+      const bad =
+        (c.type === 'Degraded' && c.status === 'True') ||
+        ((c.type === 'Ready' || c.type === 'Registered') && c.status === 'False') ||
+        c.reason === Reason.StandbyUnreachable ||
+        c.reason === Reason.MainApiUnhealthy;
+      this.#deps.recorder.event(
+        app,
+        bad ? 'Warning' : 'Normal',
+        c.reason,
+        `${c.type}=${c.status}: ${c.message}`,
+      );
+    }
   }
 
   async #writeStatus(ctx: ReconcileContext): Promise<void> {
@@ -94,9 +121,12 @@ export class AppController {
       traffic: (region) => ctx.traffic.get(region),
       problem: ctx.error ? `${ctx.error.step}: ${ctx.error.message}` : ctx.retry,
       failed: ctx.error !== undefined,
+      invalid: ctx.invalid,
+      podReasons: (name) => ctx.podReasons.get(name),
       probeStatusRefreshMs: this.#deps.probeStatusRefreshMs,
     });
     if (!statusChanged(app.status, status)) return;
+    this.#announceTransitions(app, status);
     try {
       await this.#deps.client.apply(
         resourcePath(APPS, app.metadata.namespace, app.metadata.name, 'status'),

@@ -19,6 +19,7 @@ export interface ObservedDeployment {
     replicas?: number;
     updatedReplicas?: number;
     availableReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
   };
 }
 
@@ -45,6 +46,12 @@ export interface ControllerDeps {
   defaults: BuildDefaults;
   /** Owned Deployments from the informer cache, by `<ns>/<name>`. */
   deployment(key: string): ObservedDeployment | undefined;
+  /** Every App the operator watches, from the informer cache (host claims across Apps). */
+  apps(): App[];
+  /** Namespaces where the operator may read Secrets (--secret-namespaces); undefined: its whole scope. */
+  secretNamespaces: readonly string[] | undefined;
+  /** Localities the database has (the operator's --database-regions); undefined: not checked. */
+  databaseRegions: readonly string[] | undefined;
   /** Objects of one owned kind in a namespace, from the informer caches (labelled managed-by the operator). */
   owned(type: ResourceType, namespace: string): KubeObject[];
   memory: ControllerMemory;
@@ -61,7 +68,8 @@ export interface ControllerDeps {
 }
 
 export interface RegionTraffic {
-  serving: 'main' | 'standby';
+  /** `none`: the main API is down and no standby process acknowledged 'serve'. */
+  serving: 'main' | 'standby' | 'none';
   since: Date | undefined;
   message: string;
 }
@@ -75,8 +83,12 @@ export class ReconcileContext {
   registered: ConditionInput | undefined;
   appKey: string | undefined;
   readonly traffic = new Map<string, RegionTraffic>();
+  /** What the pods of each unavailable Deployment say, by Deployment name (steps/pods.ts). */
+  readonly podReasons = new Map<string, string>();
   /** A step that failed hard: later steps did not run. */
   error: { step: string; message: string } | undefined;
+  /** The spec cannot be carried out as written (a Secret missing, a host taken...): why, for status. */
+  invalid: string | undefined;
   /** A soft failure (e.g. the admin API is away): the other steps ran, retry with backoff. */
   retry: string | undefined;
   requeueAfterMs: number | undefined;

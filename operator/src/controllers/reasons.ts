@@ -28,6 +28,17 @@ export const Reason = {
   WorkloadsUnavailable: 'WorkloadsUnavailable',
   /** Ready=False (and StandbyServing=True): a region is served by its standby. */
   RegionOnStandby: 'RegionOnStandby',
+  /**
+   * Ready=False and Degraded=True: the spec cannot be carried out as written, for a reason only other
+   * objects tell (a Secret missing or without its key, a host another App serves, a locality the
+   * database lacks); the message names each. Nothing is rendered until it is fixed.
+   */
+  InvalidSpec: 'InvalidSpec',
+  /**
+   * Ready=False, StandbyServing=False: a region's main API is down and no standby process acknowledged
+   * 'serve' (none reachable, none listed, or the sync credential refused); the message says which.
+   */
+  StandbyUnreachable: 'StandbyUnreachable',
   /** Ready=False: the app is disabled by spec.disabled. */
   AppDisabled: 'AppDisabled',
 

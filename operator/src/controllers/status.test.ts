@@ -86,6 +86,67 @@ describe('computeStatus', () => {
     });
   });
 
+  it('an outage after a finished rollout is not a rollout: Progressing=False, Ready says why', () => {
+    const outage: ObservedDeployment = {
+      metadata: { name: 'x', generation: 1 },
+      spec: { replicas: 2 },
+      status: {
+        observedGeneration: 1,
+        replicas: 2,
+        updatedReplicas: 2,
+        availableReplicas: 0,
+        conditions: [
+          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'done' },
+          {
+            type: 'Available',
+            status: 'False',
+            reason: 'MinimumReplicasUnavailable',
+            message: 'Deployment does not have minimum availability.',
+          },
+        ],
+      },
+    };
+    const s = computeStatus(
+      inputs({
+        deployment: (name) => (name === 'shop-eu-api' ? outage : available(2)),
+        podReasons: (name) => (name === 'shop-eu-api' ? '2 CrashLoopBackOff (last exit Error 1)' : undefined),
+      }),
+    );
+    expect(findCondition(s.conditions, 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'RolloutComplete',
+    });
+    expect(findCondition(s.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'WorkloadsUnavailable',
+      message:
+        'Not available: shop-eu-api (0/2 available; Available=False MinimumReplicasUnavailable: Deployment does not have minimum availability.; pods: 2 CrashLoopBackOff (last exit Error 1))',
+    });
+  });
+
+  it('main API down and no standby acknowledged: serving none, StandbyServing=False, Ready=False StandbyUnreachable', () => {
+    const s = computeStatus(
+      inputs({
+        health: (r) => ({ healthy: r !== 'eu', lastProbeAt: t0, failures: 3, successes: 0 }),
+        traffic: (r) =>
+          r === 'eu'
+            ? { serving: 'none', since: undefined, message: "0/0 standby processes acknowledged 'serve'" }
+            : { serving: 'main', since: undefined, message: '' },
+      }),
+    );
+    expect(s.regions?.[0]?.serving).toBe('none');
+    expect(findCondition(s.conditions, 'StandbyServing')).toMatchObject({
+      status: 'False',
+      reason: 'StandbyUnreachable',
+      message: "Main API down and no standby serving in eu (0/0 standby processes acknowledged 'serve')",
+    });
+    expect(findCondition(s.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'StandbyUnreachable',
+    });
+    expect(findCondition(s.conditions, 'Degraded')).toMatchObject({ status: 'True', reason: 'MainApiDown' });
+  });
+
   it('a region on its standby: StandbyServing=True, Degraded=True MainApiDown, Ready=False RegionOnStandby', () => {
     const since = new Date('2026-03-01T09:59:00Z');
     const s = computeStatus(

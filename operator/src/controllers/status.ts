@@ -25,18 +25,47 @@ export interface StatusInputs {
    */
   failed?: boolean;
   probeStatusRefreshMs: number;
+  /** What the pods of an unavailable Deployment say (waiting reasons, unschedulable), by Deployment name. */
+  podReasons?: (deployment: string) => string | undefined;
+  /** The spec cannot be carried out as written (steps/preflight.ts): why. Nothing was rendered. */
+  invalid?: string;
 }
 
-/** A Deployment that has not finished rolling out its current spec (or was not seen yet). */
+const deploymentCondition = (d: ObservedDeployment | undefined, type: string) =>
+  d?.status?.conditions?.find((c) => c.type === type);
+
+/**
+ * A Deployment that has not finished rolling out its current spec (or was not seen yet). Once the
+ * Deployment controller has seen this spec fully available (Progressing reason NewReplicaSetAvailable),
+ * pods going unready later are an outage, not a rollout: Ready says so, Progressing does not.
+ */
 function rolloutPending(d: ObservedDeployment | undefined): string | null {
   if (!d) return 'not created yet';
   const want = d.spec?.replicas ?? 1;
   const s = d.status ?? {};
   if ((s.observedGeneration ?? 0) < (d.metadata.generation ?? 0)) return 'spec change not yet observed';
   if ((s.updatedReplicas ?? 0) < want) return `${s.updatedReplicas ?? 0}/${want} replicas updated`;
-  if ((s.availableReplicas ?? 0) < want || (s.replicas ?? 0) > want)
-    return `${s.availableReplicas ?? 0}/${want} replicas available`;
+  if ((s.replicas ?? 0) > want) return `${(s.replicas ?? 0) - want} old replicas still running`;
+  const progressing = deploymentCondition(d, 'Progressing');
+  if (progressing?.reason === 'NewReplicaSetAvailable') return null;
+  if ((s.availableReplicas ?? 0) < want) {
+    const stuck = progressing?.status === 'False' ? ` (${progressing.reason}: ${progressing.message})` : '';
+    return `${s.availableReplicas ?? 0}/${want} replicas available${stuck}`;
+  }
   return null;
+}
+
+/** Why a Deployment has fewer available replicas than it wants, from its own conditions and its pods. */
+function whyUnavailable(d: ObservedDeployment | undefined, pods: string | undefined): string {
+  if (!d) return 'not created yet';
+  const parts = [`${d.status?.availableReplicas ?? 0}/${d.spec?.replicas ?? 1} available`];
+  for (const type of ['ReplicaFailure', 'Progressing', 'Available']) {
+    const c = deploymentCondition(d, type);
+    const bad = type === 'ReplicaFailure' ? c?.status === 'True' : c?.status === 'False';
+    if (c && bad) parts.push(`${type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`.trim());
+  }
+  if (pods) parts.push(`pods: ${pods}`);
+  return parts.join('; ');
 }
 
 function regionStatus(inputs: StatusInputs, name: string, previous: RegionStatus | undefined): RegionStatus {
@@ -127,24 +156,36 @@ export function computeStatus(inputs: StatusInputs): AppStatus {
   );
 
   const onStandby = regions.filter((r) => r.serving === 'standby').map((r) => r.name);
+  const unserved = app.spec.regions
+    .filter((r) => inputs.traffic(r.name)?.serving === 'none')
+    .map((r) => `${r.name} (${inputs.traffic(r.name)?.message || 'no standby process listed'})`);
   set(
-    onStandby.length
+    unserved.length
       ? {
           type: 'StandbyServing',
-          status: 'True',
-          reason: Reason.MainApiUnhealthy,
-          message: `Standby serving in ${onStandby.join(', ')}: main API failed its probes`,
-        }
-      : {
-          type: 'StandbyServing',
           status: 'False',
-          reason: Reason.MainApiServing,
-          message: 'Every region is served by its main API',
-        },
+          reason: Reason.StandbyUnreachable,
+          message: `Main API down and no standby serving in ${unserved.join(', ')}`,
+        }
+      : onStandby.length
+        ? {
+            type: 'StandbyServing',
+            status: 'True',
+            reason: Reason.MainApiUnhealthy,
+            message: `Standby serving in ${onStandby.join(', ')}: main API failed its probes`,
+          }
+        : {
+            type: 'StandbyServing',
+            status: 'False',
+            reason: Reason.MainApiServing,
+            message: 'Every region is served by its main API',
+          },
   );
 
   const down = regions.filter((r) => r.mainHealthy === false).map((r) => r.name);
-  if (inputs.problem)
+  if (inputs.invalid)
+    set({ type: 'Degraded', status: 'True', reason: Reason.InvalidSpec, message: inputs.invalid });
+  else if (inputs.problem)
     set({ type: 'Degraded', status: 'True', reason: Reason.ReconcileError, message: inputs.problem });
   else if (down.length)
     set({
@@ -157,14 +198,18 @@ export function computeStatus(inputs: StatusInputs): AppStatus {
     set({ type: 'Degraded', status: 'False', reason: Reason.AsExpected, message: 'Nothing needs attention' });
 
   const unavailable = app.spec.regions.flatMap((r) =>
-    ROLES.filter((role) => {
-      const d = inputs.deployment(workloadName(app, r.name, role));
-      return (d?.status?.availableReplicas ?? 0) < (d?.spec?.replicas ?? 1);
-    }).map((role) => workloadName(app, r.name, role)),
+    ROLES.map((role) => workloadName(app, r.name, role))
+      .filter((name) => {
+        const d = inputs.deployment(name);
+        return (d?.status?.availableReplicas ?? 0) < (d?.spec?.replicas ?? 1);
+      })
+      .map((name) => `${name} (${whyUnavailable(inputs.deployment(name), inputs.podReasons?.(name))})`),
   );
   const isRegistered = findCondition(conditions, 'Registered')?.status === 'True';
   if (app.spec.disabled)
     set({ type: 'Ready', status: 'False', reason: Reason.AppDisabled, message: 'spec.disabled is true' });
+  else if (inputs.invalid)
+    set({ type: 'Ready', status: 'False', reason: Reason.InvalidSpec, message: inputs.invalid });
   else if (inputs.failed)
     set({ type: 'Ready', status: 'False', reason: Reason.ReconcileError, message: inputs.problem ?? '' });
   else if (!isRegistered)
@@ -173,6 +218,13 @@ export function computeStatus(inputs: StatusInputs): AppStatus {
       status: 'False',
       reason: Reason.NotRegistered,
       message: findCondition(conditions, 'Registered')?.message ?? '',
+    });
+  else if (unserved.length)
+    set({
+      type: 'Ready',
+      status: 'False',
+      reason: Reason.StandbyUnreachable,
+      message: `Main API down and no standby serving in ${unserved.join(', ')}`,
     });
   else if (onStandby.length)
     set({
@@ -198,7 +250,7 @@ export function computeStatus(inputs: StatusInputs): AppStatus {
 
   const order = ['Ready', 'Registered', 'Progressing', 'Degraded', 'StandbyServing'];
   conditions = [...conditions].sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
-  const observed = inputs.failed ? prev.observedGeneration : gen;
+  const observed = inputs.failed || inputs.invalid ? prev.observedGeneration : gen;
   const status: AppStatus = { conditions, regions };
   if (observed !== undefined) status.observedGeneration = observed;
   const appKey = inputs.appKey ?? prev.appKey;

@@ -16,6 +16,7 @@ export const DEPLOYMENTS: ResourceType = {
   kind: 'Deployment',
 };
 export const SERVICES: ResourceType = { group: '', version: 'v1', plural: 'services', kind: 'Service' };
+export const PODS: ResourceType = { group: '', version: 'v1', plural: 'pods', kind: 'Pod' };
 export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };
 export const EVENTS: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event' };
 export const PDBS: ResourceType = {

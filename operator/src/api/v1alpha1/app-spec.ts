@@ -6,6 +6,17 @@ import { s } from './schema.ts';
  */
 
 const DNS_NAME = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?\\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** A label key: an optional DNS-subdomain prefix and `/`, then a name of up to 63 characters. */
+const LABEL_KEY =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$';
+const LABEL_VALUE = '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$';
+/** An image reference: registry and path in lower case, an optional tag, an optional digest; no spaces. */
+const IMAGE =
+  '^[a-z0-9]([a-z0-9._/:-]*[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[a-z0-9]+:[a-f0-9]{32,128})?$';
+const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+const PROXY = `(loopback|linklocal|uniquelocal|private|${OCTET}(\\.${OCTET}){3}(/(3[0-2]|[12]?[0-9]))?|[0-9a-fA-F]{0,4}(:[0-9a-fA-F]{0,4}){2,7}(/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)`;
+/** TRUSTED_PROXIES: a hop count 1-20, or a comma list of IPs, CIDRs and names (a pattern: CEL would cost too much). */
+const TRUSTED_PROXIES = `^(([1-9]|1[0-9]|20)|( *${PROXY} *(, *${PROXY} *)*))$`;
 const hostname = (description: string) => s.string({ description, pattern: DNS_NAME, maxLength: 253 });
 const hostPair = (prefix: string) =>
   s.array(hostname(`A host name starting with \`${prefix}\`.`), {
@@ -104,9 +115,16 @@ export const regionSchema = s.object({
     ),
   ),
   nodeSelector: s.optional(
-    s.map(s.string({ maxLength: 63 }), {
+    s.map(s.string({ maxLength: 63, pattern: LABEL_VALUE }), {
       description: "Pins this region's pods, e.g. {topology.kubernetes.io/region: europe-west1}.",
       maxProperties: 10,
+      validations: [
+        {
+          rule: `self.all(k, size(k) <= 317 && k.matches('${LABEL_KEY.replaceAll('\\', '\\\\')}'))`,
+          message:
+            'every key must be a label key (an optional DNS prefix and /, then up to 63 letters, digits, -, _ or .)',
+        },
+      ],
     }),
   ),
   probeUrl: s.optional(
@@ -118,9 +136,35 @@ export const regionSchema = s.object({
     }),
   ),
   tlsSecretName: s.optional(
-    s.string({ description: 'TLS Secret for every host of the region (Ingress `tls`).', maxLength: 253 }),
+    s.string({
+      description: 'TLS Secret for every host of the region (Ingress `tls`).',
+      maxLength: 253,
+      pattern: DNS_NAME,
+    }),
   ),
 });
+
+const positive = (description: string) => s.number({ description, minimum: 0, exclusiveMinimum: true });
+const pair = (description: string) =>
+  s.array(positive('A threshold.'), { description, minItems: 2, maxItems: 2 });
+const ranges = (description: string) =>
+  s.array(s.string({ maxLength: 49 }), {
+    description,
+    maxItems: 1000,
+    validations: [
+      { rule: 'self.all(r, isIP(r) || isCIDR(r))', message: 'every entry must be an IP or a CIDR' },
+    ],
+  });
+const pressureSource = (description: string) =>
+  s.object(
+    {
+      allowance: s.optional(
+        s.number({ description: 'Challenges per sliding hour at the base price.', minimum: 0 }),
+      ),
+      step: s.optional(positive('Challenges past the allowance per doubling of the price.')),
+    },
+    { description },
+  );
 
 /**
  * The service's risk policy document (api/src/risk/policy.ts), passed to the admin API as written, so
@@ -151,11 +195,60 @@ export const riskPolicySchema = s.object(
         listType: 'set',
       }),
     ),
+    velocity: s.optional(
+      s.object(
+        {
+          ip: s.optional(pair('Challenges per address: [per minute, per hour] (20, 60).')),
+          prefix: s.optional(pair('Challenges per network prefix: [per minute, per hour] (100, 400).')),
+          app: s.optional(positive('Challenges per minute for the whole app (20000).')),
+        },
+        { description: 'Velocity thresholds that raise the risk score.' },
+      ),
+    ),
+    rate_limit: s.optional(
+      s.object(
+        {
+          ip_per_minute: s.optional(positive('Requests per address per minute (120).')),
+          high_risk_ip_per_minute: s.optional(positive('Requests per high-risk address per minute (20).')),
+        },
+        { description: 'Per-address rate limits.' },
+      ),
+    ),
+    reputation: s.optional(
+      s.object(
+        {
+          deny: s.optional(ranges('Addresses and ranges refused outright.')),
+          datacenter: s.optional(ranges('Addresses and ranges scored as hosting providers.')),
+          allow: s.optional(ranges('Addresses and ranges never scored as risky.')),
+        },
+        { description: 'Per-app address lists (IPs or CIDRs).' },
+      ),
+    ),
+    pressure: s.optional(
+      s.object(
+        {
+          ip: s.optional(pressureSource('A client (IPv4 address, IPv6 /64).')),
+          prefix: s.optional(pressureSource('Its network (/24, /48).')),
+          datacenter: s.optional(pressureSource("A hosting address's provider range.")),
+          image_at: s.optional(
+            s.number({ description: 'Doublings from which an image is added (4).', minimum: 0, maximum: 40 }),
+          ),
+          reject_at: s.optional(
+            s.number({
+              description: 'Doublings from which requests are refused (10).',
+              minimum: 0,
+              exclusiveMinimum: true,
+              maximum: 40,
+            }),
+          ),
+        },
+        { description: 'Per-source pricing of sustained automation.' },
+      ),
+    ),
   },
   {
     description:
-      "Per-app risk policy, as the service's risk_policy (velocity, rate_limit and reputation pass through unchecked).",
-    preserveUnknown: true,
+      "Per-app risk policy, as the service's risk_policy; unknown keys are refused (a misspelt key would be ignored by the service).",
     validations: [
       {
         rule: '!has(self.invisible_below) || !has(self.image_below) || self.invisible_below <= self.image_below',
@@ -222,12 +315,17 @@ export const appSpecSchema = s.object(
       s.object(
         {
           api: s.optional(
-            s.string({ description: "Main API image. Default: the operator's --api-image.", maxLength: 512 }),
+            s.string({
+              description: "Main API image. Default: the operator's --api-image.",
+              maxLength: 512,
+              pattern: IMAGE,
+            }),
           ),
           standby: s.optional(
             s.string({
               description: "Standby image. Default: the operator's --standby-image.",
               maxLength: 512,
+              pattern: IMAGE,
             }),
           ),
         },
@@ -239,18 +337,16 @@ export const appSpecSchema = s.object(
         description:
           "TRUSTED_PROXIES of this App's pods: the proxies whose X-Forwarded-For entries are believed, read from the right. A hop count (`2`: a CDN in front of the Ingress controller), or a comma list of IPs, CIDRs and `loopback`, `linklocal`, `uniquelocal`, `private`. Default: the operator's --trusted-proxies (`private`: the Ingress controller's pods).",
         minLength: 1,
-        maxLength: 2048,
-        validations: [
-          {
-            rule: "self.matches('^[0-9]+$') ? int(self) >= 1 && int(self) <= 20 : self.split(',').all(e, e.trim() in ['loopback', 'linklocal', 'uniquelocal', 'private'] || isIP(e.trim()) || isCIDR(e.trim()))",
-            message:
-              'must be a hop count from 1 to 20, or a comma list of IPs, CIDRs, loopback, linklocal, uniquelocal, private',
-          },
-        ],
+        maxLength: 4096,
+        pattern: TRUSTED_PROXIES,
       }),
     ),
     ingressClassName: s.optional(
-      s.string({ description: 'IngressClass of the per-region Ingresses.', maxLength: 253 }),
+      s.string({
+        description: 'IngressClass of the per-region Ingresses.',
+        maxLength: 253,
+        pattern: DNS_NAME,
+      }),
     ),
     regions: s.array(regionSchema, {
       description: 'Regions to run the API and the standby in; names are unique.',

@@ -45,8 +45,9 @@ export const regionStatusSchema = s.object({
         "The operator's probes of the main API (with hysteresis); absent before the first verdict.",
     }),
   ),
-  serving: s.enum(['main', 'standby'], {
-    description: 'Who answers: main, or the standby (told to serve by the operator).',
+  serving: s.enum(['main', 'standby', 'none'], {
+    description:
+      "Who answers: main, the standby (a standby process acknowledged the operator's serve), or none (the main API is down and no standby process could be told to serve).",
   }),
   lastProbeTime: s.optional(
     s.time({ description: 'Last probe of the main API (refreshed at most once a minute).' }),

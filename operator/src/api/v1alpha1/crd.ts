@@ -43,6 +43,12 @@ const ROOT_VALIDATIONS = [
     rule: 'size(self.metadata.name) <= 30',
     message: 'App names are at most 30 characters (they prefix every object name: <app>-<region>-fallback)',
   },
+  {
+    // Every child is named <app>-<region>-<role>, and Services need a DNS-1035 label (no dot, a letter first).
+    rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+    message:
+      'App names must be DNS labels starting with a letter (lower-case letters, digits and -): they name Services',
+  },
 ];
 
 /** The CustomResourceDefinition of App, as applied to the apiserver and written to config/crd/bases. */

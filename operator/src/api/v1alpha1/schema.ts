@@ -64,6 +64,10 @@ export const s = {
     const { description, validations, ...rest } = o;
     return node<number>({ type: 'integer', ...rest }, { description, validations });
   },
+  number(o: Common & { minimum?: number; maximum?: number; exclusiveMinimum?: boolean } = {}) {
+    const { description, validations, ...rest } = o;
+    return node<number>({ type: 'number', ...rest }, { description, validations });
+  },
   boolean(o: Common & { default?: boolean } = {}) {
     const { description, validations, ...rest } = o;
     return node<boolean>({ type: 'boolean', ...rest }, { description, validations });

@@ -40,14 +40,17 @@ export const ensureTrafficMode: Step = async function ensureTrafficMode(ctx, dep
     if (health?.healthy !== undefined) deps.metrics.mainHealthy.set(labels, health.healthy ? 1 : 0);
     let current = last;
     let note = '';
+    let unheard = false;
     if (want === 'serve' || last.mode !== want) {
       const result = await deps.standby.setMode(ctx.app, region.name, want);
       note = `${result.acknowledged}/${result.total} standby processes acknowledged '${want}'`;
       // No process reached is not "all acknowledged": a failed or empty EndpointSlice list (the slice
-      // controller lagging, a pod not yet listed, RBAC) must not record a switch nobody heard.
+      // controller lagging, a pod not yet listed, RBAC) must not record a switch nobody heard. The
+      // standby serves once one process took 'serve'; going back needs every one.
       const complete = result.total > 0 && result.acknowledged === result.total;
-      if (want === 'serve' || complete)
+      if (want === 'serve' ? result.acknowledged > 0 : complete)
         current = last.mode === want ? last : { mode: want, at: new Date() as Date | undefined };
+      unheard = want === 'serve' && current.mode !== 'serve';
       if (!complete) {
         ctx.log.warn(
           { region: region.name, mode: want, errors: result.errors },
@@ -78,7 +81,7 @@ export const ensureTrafficMode: Step = async function ensureTrafficMode(ctx, dep
     deps.metrics.standbyServing.set(labels, current.mode === 'serve' ? 1 : 0);
     if (current.mode === 'serve') ctx.requeueAfter(deps.standbyReassertMs);
     ctx.traffic.set(region.name, {
-      serving: current.mode === 'serve' ? 'standby' : 'main',
+      serving: current.mode === 'serve' ? 'standby' : unheard ? 'none' : 'main',
       since: current.at,
       message: note,
     });
