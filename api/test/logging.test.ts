@@ -37,6 +37,23 @@ describe('request log', () => {
     for (const probe of ['/healthz', '/readyz', '/metrics']) expect(logged).not.toContain(probe);
   });
 
+  it("does not log the standby's syncs at info: its snapshot and its copy of the widget", async () => {
+    const before = lines.length;
+    await fetch(`${api.url}/internal/v1/standby/snapshot`);
+    await fetch(`${api.url}/widget/gatehouse.js`, {
+      headers: { 'user-agent': 'gatehouse-standby (widget copy)' },
+    });
+    await fetch(`${api.url}/widget/gatehouse.js`, { headers: { 'user-agent': 'Mozilla/5.0' } });
+    await fetch(`${api.url}/openapi.json`);
+    await new Promise((r) => setImmediate(r));
+    const logged = lines
+      .slice(before)
+      .filter((l) => l.msg === 'request')
+      .map((l) => l.path);
+    // A browser's widget request is logged; the sync's are not.
+    expect(logged).toEqual(['/widget/gatehouse.js', '/openapi.json']);
+  });
+
   it('still logs probes at debug', async () => {
     const debug: string[] = [];
     const capture = new Writable({
@@ -128,6 +145,9 @@ describe.runIf(TEST_DATABASE === 'pglite')('log format', { timeout: 90_000 }, ()
       await server.waitFor(/\/openapi\.json/);
       const out = server.output();
       expect(out).toMatch(/INFO[^\n]*gatehouse api listening/);
+      // One line a request: its method, path, status and duration after the message.
+      expect(out).toMatch(/INFO[^\n]*request GET \/openapi\.json 200 [\d.]+ ms/);
+      expect(out).not.toMatch(/^\s+(reqId|method|path|status):/m);
       expect(out).not.toMatch(/^\{"level":/m);
       expect(out).not.toContain('/readyz');
     } finally {

@@ -53,6 +53,39 @@ describe.runIf(run)('npm start settings', { timeout: 240_000 }, () => {
     expect(started.output()).not.toContain('STANDBY_STORE_URL is not set');
   });
 
+  it('is quiet when idle: the standby roles keep in sync without an info line', async () => {
+    const started = await startStartTs(
+      {
+        DATA_DIR: join(folder(), 'data'),
+        PORT: '0',
+        DEMO_PORT: '0',
+        LOG_LEVEL: 'info',
+        STANDBY_SNAPSHOT_INTERVAL_MS: '1000',
+      },
+      folder(),
+    );
+    children.push(started);
+    const banner = started.output().length;
+    const status = `${firstUrl(started.banner.get('Standby bypass'))}/status`;
+    const refreshedAt = async () =>
+      ((await (await fetch(status)).json()) as { snapshot: { refreshed_at: string } }).snapshot.refreshed_at;
+    // Two more syncs (snapshot and widget copy) after the banner, each a request to the API.
+    const seen = new Set([await refreshedAt()]);
+    while (seen.size < 3) {
+      await new Promise((r) => setTimeout(r, 200));
+      seen.add(await refreshedAt());
+    }
+    const after = started
+      .output()
+      .slice(banner)
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
+    // This test's own reads of /status aside, nothing at info.
+    const entries = after.map((l) => JSON.parse(l) as { level: number; path?: string });
+    expect(entries.filter((e) => e.level >= 30 && e.path !== '/status')).toEqual([]);
+    expect(entries.filter((e) => e.path === '/status').length).toBeGreaterThan(0);
+  });
+
   it('a busy port stops it with the variable that moves it', async () => {
     const holder = createServer().listen(0, '127.0.0.1');
     await once(holder, 'listening');

@@ -14,6 +14,10 @@ export interface LoggerSettings {
 /** Secrets that must never reach a log line, whichever object carries them. */
 const REDACT = { paths: ['*.app_secret', '*.secret', '*.headers', 'req.headers'], censor: '[redacted]' };
 
+/** The readable line's message: the request line's fields (and a `path`, `ms` or `error` elsewhere) after it. */
+const PRETTY_MESSAGE =
+  '{msg}{if method} {method}{end}{if path} {path}{end}{if status} {status}{end}{if ms} {ms} ms{end}{if error} {error}{end}';
+
 /** Whether these settings print readable lines rather than JSON. */
 export function prettyLogs(settings: LoggerSettings): boolean {
   if (settings.format === 'pretty') return true;
@@ -33,7 +37,16 @@ export function createLogger(settings: LoggerSettings): Logger {
       ...options,
       transport: {
         target: 'pino-pretty',
-        options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+        options: {
+          destination: 1,
+          colorize: true,
+          translateTime: 'SYS:HH:MM:ss.l',
+          // One line an entry: a request reads `request GET /v1/validate 200 3.1 ms`, other fields follow
+          // as JSON on the same line (an error's stack excepted). The request id stays in the JSON form.
+          singleLine: true,
+          messageFormat: PRETTY_MESSAGE,
+          ignore: 'pid,hostname,reqId,method,path,status,ms,error',
+        },
       },
     });
   }

@@ -70,7 +70,11 @@ export class WidgetMirror {
    */
   async refresh(timeoutMs = 10_000): Promise<void> {
     const get = async (name: string) => {
-      const res = await fetch(`${this.#source}/widget/${name}`, { signal: AbortSignal.timeout(timeoutMs) });
+      // The user agent the main API's request log knows as a copy in sync (core's SYNC_USER_AGENT).
+      const res = await fetch(`${this.#source}/widget/${name}`, {
+        headers: { 'user-agent': 'gatehouse-standby (widget copy)' },
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       if (!res.ok) throw new Error(`widget copy: ${name} answered HTTP ${res.status}`);
       return Buffer.from(await res.arrayBuffer());
     };

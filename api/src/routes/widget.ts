@@ -135,7 +135,9 @@ async function prepare(logger: Logger | undefined): Promise<Map<string, Served>>
     await buildWidget({ outDir });
     logger?.info(
       { ms: Date.now() - started },
-      `web widget built (${WIDGET_DIR} is ${built ? 'stale' : 'missing'})`,
+      built
+        ? 'web widget rebuilt: its sources changed since the last build'
+        : 'web widget built from its sources (first start of this checkout)',
     );
     return load(outDir);
   } finally {

@@ -8,6 +8,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * standby: logged at debug, so that at info the log holds what people did, not what machines polled.
  */
 const PROBES = new Set(['/healthz', '/readyz', '/livez', '/metrics']);
+/**
+ * Reads between services are machines polling too: the standby's snapshot (`/internal/...`) and its copy
+ * of the public widget files, which it asks for with this user agent (standby/src/widget-mirror.ts).
+ */
+const INTERNAL_READS = '/internal/';
+export const SYNC_USER_AGENT = 'gatehouse-standby';
 
 /**
  * Gives every request an id (kept from X-Request-Id when sane), echoes it, and logs one line per request.
@@ -29,7 +35,12 @@ export function requestContext(
     done?.(ctx, ms);
     const path = ctx.path;
     const status = ctx.status;
-    const level = status < 500 && PROBES.has(path) ? 'debug' : 'info';
+    const polled =
+      PROBES.has(path) ||
+      (ctx.method === 'GET' &&
+        (path.startsWith(INTERNAL_READS) ||
+          (path.startsWith('/widget/') && ctx.get('User-Agent').startsWith(SYNC_USER_AGENT))));
+    const level = status < 500 && polled ? 'debug' : 'info';
     if (lines.isLevelEnabled(level)) {
       const body = ctx.body as { error?: unknown } | null | undefined;
       // Only the envelope's error code: a string, so nothing a redaction path could name rides along.
