@@ -6,6 +6,7 @@ import { initBody } from './challenges/init.ts';
 import { submitBody } from './challenges/submit.ts';
 import { consolePaths } from './console/openapi-paths.ts';
 import { pathParameter, requestSchema } from './openapi-request.ts';
+import { OPENAPI_TAGS, withTags } from './openapi-tags.ts';
 import { appKeyParam, rotateBody } from './routes/admin.ts';
 import { siteverifyPaths } from './routes/siteverify-openapi.ts';
 import { rotateStandbyKeyBody, standbyKidParam } from './routes/standby-keys.ts';
@@ -309,6 +310,7 @@ export const openapiDocument = {
     },
     schemas: { ErrorEnvelope: errorEnvelope(), CaptchaArgs: captchaArgs },
   },
+  tags: OPENAPI_TAGS,
   paths: withAuthThrottling({
     ...siteverifyPaths(errors(...bodyErrors, 'database_unavailable')),
     '/v1/validate': {
@@ -763,3 +765,6 @@ export const openapiDocument = {
     },
   }),
 } as const;
+
+// Every operation in its group (openapi-tags.ts), whichever file declared it.
+withTags(openapiDocument.paths);

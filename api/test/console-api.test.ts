@@ -84,6 +84,19 @@ describe.runIf(run)('console admin endpoints', () => {
     expect(usage.body.data.quota).toMatchObject({ used: 2, monthly_quota: 10_000 });
     const other = await get(`/admin/v1/apps/${refused.appKey}/usage?hours=1`);
     expect(other.body.data.hours[0].counts).toEqual({ 'challenge.reject': 1 });
+
+    // The overview: every app's sums, under its current key and the one it had before a rotation.
+    await api.runtime.apps.rotateKey(app.appKey, 600);
+    const overview = await get('/admin/v1/usage?hours=24');
+    expect(overview.status).toBe(200);
+    const row = (key: string) => overview.body.data.apps.find((a: Json) => a.app_key === key);
+    const rotated = overview.body.data.apps.find((a: Json) => a.name === 'charted');
+    expect(rotated.app_key).not.toBe(app.appKey);
+    expect(rotated.counts).toMatchObject({ 'challenge.invisible': 2, 'validate.valid': 2 });
+    expect(row(refused.appKey).counts).toEqual({ 'challenge.reject': 1 });
+    expect(overview.body.data.totals['challenge.reject']).toBeGreaterThanOrEqual(1);
+    expect(overview.body.data.totals['validate.valid']).toBeGreaterThanOrEqual(2);
+    expect((await get('/admin/v1/usage?hours=0')).status).toBe(400);
   });
 
   it('lists recent risk decisions, newest first, with the rules that scored them', async () => {

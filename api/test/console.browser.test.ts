@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { solveChallenge } from '@gatehouse/node/headless';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailable, launchChromium } from '../../sdk/web/test/browser.ts';
 import { startTestApi, type TestApi } from './harness.ts';
@@ -16,6 +17,8 @@ import { startTestApi, type TestApi } from './harness.ts';
 const ROOT = resolve(import.meta.dirname, '../..');
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? join(ROOT, 'docs/images') : undefined;
+/** Every view in light and dark, for people to look at (not committed): CONSOLE_ARTIFACTS_DIR or a temp folder. */
+const ARTIFACTS = process.env.CONSOLE_ARTIFACTS_DIR ?? join(tmpdir(), 'gatehouse-console-screenshots');
 const run = chromiumAvailable();
 
 describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
@@ -33,6 +36,7 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: api.url });
     page.on('console', (m) => {
       if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
     });
@@ -42,6 +46,9 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     await browser?.close();
     await api?.close();
   });
+
+  /** An element's text with its runs of white space as single spaces. */
+  const spaced = async (l: Locator) => (await l.textContent())!.replace(/\s+/g, ' ');
 
   /** axe-core on the current page: no violation of any WCAG 2.x A/AA rule. */
   async function expectAccessible(label: string) {
@@ -58,10 +65,27 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     expect(found, label).toEqual([]);
   }
 
-  async function shot(name: string) {
-    if (!SHOTS) return;
-    mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+  /**
+   * One view in both themes, as the system's preference sets them: axe-core finds nothing in either
+   * (contrast included), the dark one is dark, and each is screenshotted.
+   */
+  async function checkView(label: string, name: string) {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), label).toBe(
+        scheme === 'dark' ? 'rgb(21, 24, 28)' : 'rgb(255, 255, 255)',
+      );
+      await expectAccessible(`${label} (${scheme})`);
+      const path = join(ARTIFACTS, `console-${name}-${scheme}.png`);
+      await page.screenshot({ path, fullPage: true });
+      expect(existsSync(path)).toBe(true);
+      if (SHOTS && scheme === 'light') {
+        mkdirSync(SHOTS, { recursive: true });
+        await page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
   }
 
   it('refuses a wrong token, signs in with the admin token and lists the apps', async () => {
@@ -78,8 +102,7 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Admin token').waitFor();
     // Nothing invites a password manager to store the token.
     expect(await page.getByLabel('Admin token').getAttribute('autocomplete')).toBe('off');
-    await expectAccessible('sign-in');
-    await shot('sign-in');
+    await checkView('sign-in', 'sign-in');
     await page.getByLabel('Admin token').fill('at_not-the-token');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'not the admin token' }).waitFor();
@@ -119,8 +142,7 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
       { 'X-App-Key': key, 'X-App-Secret': secret },
     );
     expect(verdict.body.error).not.toMatch(/^invalid_app/);
-    await expectAccessible('apps with a new secret');
-    await shot('apps');
+    await checkView('apps with a new secret', 'apps');
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.locator('.secret-value').count()).toBe(0);
   });
@@ -206,19 +228,37 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
       })
       .waitFor();
     await page.getByRole('heading', { name: 'Recent risk decisions' }).waitFor();
-    await expectAccessible('app');
-    await shot('app');
+    await checkView('app', 'app');
 
+    // Nothing breaks on one click: each destructive action asks first, naming what breaks and when.
+    const dialog = page.getByRole('dialog');
     await page.getByLabel('Old secret keeps working for (seconds)').fill('600');
     await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await dialog.filter({ hasText: 'Rotate the secret of store?' }).waitFor();
+    expect(await spaced(dialog)).toMatch(/stops working in 10 minutes: .* invalid_app_secret/);
+    await checkView('rotate-secret confirmation', 'confirm-rotate-secret');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await dialog.count()).toBe(0);
+    const kept = await api.post('/v1/validate', { pass_token: 'pt_x' }, auth);
+    expect(kept.body.error).toBe('token_not_found');
+    expect(await page.locator('.secret-value').count()).toBe(0);
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await dialog.getByRole('button', { name: 'Rotate secret now' }).click();
     const rotated = (await page.locator('.secret-value').textContent())!;
     expect(rotated).toMatch(/^sk_/);
     expect(rotated).not.toBe(app.appSecret);
     await page.getByText(/The previous secret works until/).waitFor();
-    await page.getByRole('button', { name: 'I have stored it' }).click();
+    // Copy buttons put exactly what is shown on the clipboard.
+    await page.getByRole('button', { name: 'Copy app secret' }).click();
+    await page.locator('.secret .copy-state', { hasText: 'Copied' }).first().waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(rotated);
 
+    // The secret box stays open through a key rotation and shows the key that goes with the secret now.
     await page.getByLabel('Old key keeps working for (seconds)').fill('600');
     await page.getByRole('button', { name: 'Rotate key' }).click();
+    await dialog.filter({ hasText: 'Rotate the key of store?' }).waitFor();
+    expect(await spaced(dialog)).toContain(`current key ${app.appKey} stops working in 10 minutes`);
+    await dialog.getByRole('button', { name: 'Rotate key now' }).click();
     await page.locator('.app-key', { hasText: /The previous key ak_\S+ works until \d{4}-/ }).waitFor();
     const newKey = (await api.runtime.apps.findById(app.appId))!.appKey;
     expect(newKey).not.toBe(app.appKey);
@@ -228,10 +268,72 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
       .waitFor();
     expect(await page.locator('.app-key').textContent()).toContain(app.appKey);
     expect(page.url()).toContain(`#/apps/${newKey}`);
+    expect(await page.locator('.secret-key').textContent()).toBe(newKey);
+    expect(await page.locator('.secret-value').textContent()).toBe(rotated);
+    await page.getByRole('button', { name: 'Copy app key' }).first().click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(newKey);
     await expectAccessible('app after a key rotation');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+
+    // The embed snippets name this app's key and this server, and what they name answers.
+    const embed = page.getByRole('region', { name: 'Embed' });
+    const widgetTag = (await embed.locator('pre').nth(0).textContent())!;
+    expect(widgetTag).toContain(`data-gatehouse-app-key="${newKey}"`);
+    const widgetUrl = /src="([^"]+)"/.exec(widgetTag)![1]!;
+    expect(widgetUrl).toBe(`${api.url}/widget/gatehouse.js`);
+    expect((await fetch(widgetUrl)).status).toBe(200);
+    expect(await embed.locator('pre').nth(1).textContent()).toContain(`appKey: '${newKey}'`);
+    const siteverify = (await embed.locator('pre').nth(2).textContent())!.split('\n')[0]!;
+    expect(siteverify).toBe(`${api.url}/turnstile/v0/siteverify`);
+    const vendor = await api.post(siteverify.slice(api.url.length), { secret: rotated, response: 'pt_x' });
+    expect(vendor.body['error-codes']).not.toContain('invalid-input-secret');
+    await page.getByRole('button', { name: /^Copy Widget tag/ }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(widgetTag);
+
     await page.getByRole('button', { name: 'Disable app' }).click();
+    await dialog.filter({ hasText: 'Disable store?' }).waitFor();
+    expect(await spaced(dialog)).toMatch(/At once, .* app_disabled: .* stops passing/);
+    await dialog.getByRole('button', { name: 'Disable app now' }).click();
     await page.getByRole('button', { name: 'Enable app' }).waitFor();
     expect((await api.runtime.apps.require(app.appKey)).disabledAt).not.toBeNull();
+
+    // Another app's page starts afresh: the preview's visitor and result do not carry over.
+    await page.getByRole('link', { name: 'Apps', exact: true }).click();
+    await page.getByRole('link', { name: 'shop', exact: true }).click();
+    await page.getByRole('heading', { name: 'shop' }).waitFor();
+    expect(await page.getByLabel('Automation reported (webdriver)').isChecked()).toBe(false);
+    expect(await page.locator('.result').count()).toBe(0);
+  });
+
+  it('shows an overview across apps, with names and links', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const row = page.getByRole('row', { name: /^store/ });
+    await row.waitFor();
+    const cells = await row.locator('td').allTextContents();
+    // Three solved challenges, three passes; refused: the replay and the probes of the test above.
+    expect(cells.slice(0, 5)).toEqual(['disabled', '3', '0', '100 %', '3']);
+    expect(Number(cells[5])).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('.tiles').textContent()).toMatch(/Challenges\s*3.*Validations passed\s*3/);
+    await checkView('overview', 'overview');
+  });
+
+  it('switches between the system theme, light and dark, and remembers the choice', async () => {
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.getByLabel('Theme').selectOption('dark');
+    expect(await background()).toBe('rgb(21, 24, 28)');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(await background()).toBe('rgb(21, 24, 28)');
+    expect(await page.getByLabel('Theme').inputValue()).toBe('dark');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.getByLabel('Theme').selectOption('light');
+    expect(await background()).toBe('rgb(255, 255, 255)');
+    await page.getByLabel('Theme').selectOption('auto');
+    expect(await background()).toBe('rgb(21, 24, 28)');
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('shows an app declared by a custom resource read-only, with its CR name', async () => {
@@ -245,22 +347,22 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Rotate secret' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Rotate key' }).count()).toBe(0);
-    await expectAccessible('managed app');
-    await shot('managed-app');
+    await checkView('managed app', 'managed-app');
   });
 
   it('lists recent risk decisions and the standby hosts (unknown when unreachable)', async () => {
     await page.getByRole('link', { name: 'Risk decisions' }).click();
     await page.getByRole('heading', { name: 'Recent risk decisions' }).waitFor();
     await page.locator('tbody tr').first().waitFor();
-    await expectAccessible('decisions');
-    await shot('decisions');
+    // Apps by name (a link to the app), also for decisions taken under a key since rotated.
+    expect(await page.locator('tbody tr td:nth-child(2)').allTextContents()).toContain('store');
+    expect(await page.locator('tbody tr td:nth-child(2) code').count()).toBe(0);
+    await checkView('decisions', 'decisions');
     await page.getByRole('link', { name: 'Standby' }).click();
     const row = page.getByRole('row', { name: /127\.0\.0\.1:9/ });
     await row.waitFor();
     expect(await row.textContent()).toContain('unknown (unreachable)');
-    await expectAccessible('standby');
-    await shot('standby');
+    await checkView('standby', 'standby');
   });
 
   it('renders the API reference at /docs from the served OpenAPI document', async () => {
@@ -269,7 +371,28 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('.opblock-summary-path').allTextContents()).toEqual(
       expect.arrayContaining(['/v1/validate', '/admin/v1/apps']),
     );
-    await shot('docs');
+    // Grouped by tag, in the document's order, none left in "default".
+    expect(
+      await page.locator('h3.opblock-tag').evaluateAll((hs) => hs.map((h) => h.getAttribute('data-tag'))),
+    ).toEqual([
+      'Integration',
+      'Siteverify',
+      'Challenge',
+      'Widget',
+      'Standby',
+      'Apps',
+      'Console',
+      'Standby keys',
+      'Operations',
+    ]);
+    const validate = page.locator('#operations-Integration-post_v1_validate');
+    expect(await validate.count()).toBe(1);
+    await expectAccessible('API reference');
+    await validate.locator('.opblock-summary-control').click();
+    await validate.locator('.opblock-body').waitFor();
+    await expectAccessible('API reference, an operation open');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'docs.png'), fullPage: true });
   });
 
   it('ends the session when idle: the next action asks to sign in again', async () => {

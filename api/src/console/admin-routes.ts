@@ -46,7 +46,7 @@ const decisionsQuery = z
   .strict();
 
 /**
- * What the console reads beyond apps: usage per hour (from the rollups), recent risk decisions (this
+ * What the console reads beyond apps: usage per hour (from the rollups) and across apps, recent risk decisions (this
  * instance's ring buffer), a risk preview (the same engine, with a fresh velocity counter so that a
  * preview neither counts against nor reads real visitors, nor earlier previews), and the standby hosts' state;
  * and the console's sign-in session (session-routes.ts).
@@ -71,6 +71,31 @@ export function consoleAdminRoutes(router: Router, deps: Deps): void {
       hours: await deps.usage.read([app.appKey, ...(app.previousAppKey ? [app.previousAppKey] : [])], hours),
       quota: { period, used: row?.challenges ?? 0, monthly_quota: describeApp(app).monthly_quota },
     });
+  });
+
+  router.get('/admin/v1/usage', guard, async function usageOverview(ctx) {
+    const { hours } = parseOrThrow(usageQuery, ctx.query);
+    await deps.usage.flush();
+    const [apps, totals] = await Promise.all([deps.apps.list(), deps.usage.totals(hours)]);
+    const all: Record<string, number> = {};
+    const rows = apps.map((app) => {
+      const counts: Record<string, number> = {};
+      for (const key of [app.appKey, app.previousAppKey]) {
+        for (const [metric, n] of Object.entries((key && totals.get(key)) || {})) {
+          counts[metric] = (counts[metric] ?? 0) + n;
+          all[metric] = (all[metric] ?? 0) + n;
+        }
+      }
+      const view = describeApp(app);
+      return {
+        app_key: view.app_key,
+        name: view.name,
+        disabled: view.disabled,
+        test_mode: view.test_mode,
+        counts,
+      };
+    });
+    ctx.body = success({ hours, apps: rows, totals: all });
   });
 
   router.get('/admin/v1/risk/decisions', guard, function riskDecisions(ctx) {

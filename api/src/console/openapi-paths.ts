@@ -99,6 +99,46 @@ export function consolePaths(h: Helpers) {
         },
       },
     },
+    '/admin/v1/usage': {
+      get: {
+        summary:
+          "Every app's usage summed over the last hours, and the totals across apps, for the console's overview",
+        security: h.adminAuth,
+        parameters: [
+          query('hours', { type: 'integer', minimum: 1, maximum: 744, default: 24 }, 'Hours back from now'),
+        ],
+        responses: {
+          '200': {
+            description: 'Counts per app (current and previous key together) and in all',
+            ...h.json(
+              h.ok({
+                type: 'object',
+                required: ['hours', 'apps', 'totals'],
+                properties: {
+                  hours: { type: 'integer' },
+                  apps: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['app_key', 'name', 'disabled', 'test_mode', 'counts'],
+                      properties: {
+                        app_key: { type: 'string' },
+                        name: { type: 'string' },
+                        disabled: { type: 'boolean' },
+                        test_mode: { type: 'boolean' },
+                        counts: { type: 'object', additionalProperties: { type: 'integer' } },
+                      },
+                    },
+                  },
+                  totals: { type: 'object', additionalProperties: { type: 'integer' } },
+                },
+              }),
+            ),
+          },
+          ...errors('invalid_request', 'unauthorized', 'database_unavailable'),
+        },
+      },
+    },
     '/admin/v1/risk/decisions': {
       get: {
         summary: "This instance's most recent risk decisions with their reasons, newest first",

@@ -111,6 +111,30 @@ export class UsageRollup {
   }
 
   /** The app's counts (under any of its keys) for each hour of the last `hours` hours (hours without events included, empty). */
+  /** Every app key's counts summed over the last `hours` hours (the current one included): key -> metric -> count. */
+  async totals(hours: number): Promise<Map<string, Record<string, number>>> {
+    const first = hourOf(new Date(Date.now() - (hours - 1) * 3_600_000));
+    const rows = await this.#db
+      .select({
+        appKey: usageHourly.appKey,
+        metric: usageHourly.metric,
+        count: sql<number>`sum(${usageHourly.count})`.mapWith(Number),
+      })
+      .from(usageHourly)
+      .where(gte(usageHourly.hour, first))
+      .groupBy(usageHourly.appKey, usageHourly.metric);
+    const byApp = new Map<string, Record<string, number>>();
+    for (const row of rows) {
+      let counts = byApp.get(row.appKey);
+      if (!counts) {
+        counts = {};
+        byApp.set(row.appKey, counts);
+      }
+      counts[row.metric] = row.count;
+    }
+    return byApp;
+  }
+
   async read(appKeys: string[], hours: number): Promise<UsageHour[]> {
     const first = hourOf(new Date(Date.now() - (hours - 1) * 3_600_000));
     const rows = await this.#db

@@ -1,7 +1,10 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Json, showError } from './api.ts';
-import { DecisionTable, managedLabel, SecretNotice } from './parts.ts';
+import { ConfirmDialog } from './confirm.ts';
+import { CopyButton } from './copy.ts';
+import { EmbedSnippets } from './embed.ts';
+import { DecisionTable, managedLabel, SecretNotice, spoken } from './parts.ts';
 import { UsageCharts } from './usage-charts.ts';
 
 /** One app: its settings and risk policy (with a preview), its keys, its usage and its recent decisions. */
@@ -86,13 +89,15 @@ function patchOf(app: Json, f: Form) {
   return patch;
 }
 
-export function AppView(props: { appKey: string; back: () => void }) {
+/** `onKeyRotated` tells the shell that the app now lives at a new key (the page follows it, keeping its state). */
+export function AppView(props: { appKey: string; back: () => void; onKeyRotated: (key: string) => void }) {
   const [app, setApp] = useState<Json | null>(null);
   const [form, setForm] = useState<Form | null>(null);
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [secret, setSecret] = useState<Json | null>(null);
   const [grace, setGrace] = useState('86400');
   const [keyGrace, setKeyGrace] = useState('86400');
+  const [confirming, setConfirming] = useState<'secret' | 'key' | 'disable' | null>(null);
   const load = () =>
     api('GET', `/admin/v1/apps/${props.appKey}`).then((a) => {
       setApp(a);
@@ -130,6 +135,7 @@ export function AppView(props: { appKey: string; back: () => void }) {
         grace_seconds: Number(keyGrace),
       });
       setApp(answer);
+      props.onKeyRotated(answer.app_key);
       setMessage({ text: `New key issued: ${answer.app_key}.`, error: false });
       location.hash = `#/apps/${answer.app_key}`;
     } catch (e) {
@@ -153,14 +159,14 @@ export function AppView(props: { appKey: string; back: () => void }) {
       props.back();
     }}>← All apps</a></p>
     <h2 id="app-title">${app.name}</h2>
-    <p><code>${app.app_key}</code> · ${app.disabled ? 'disabled' : 'enabled'} · plan ${app.effective_plan}</p>
+    <p><code>${app.app_key}</code> <${CopyButton} text=${app.app_key} label="app key" /> · ${app.disabled ? 'disabled' : 'enabled'} · plan ${app.effective_plan}</p>
     ${
       managed &&
       html`<p class="managed" role="note">Declared by the Kubernetes custom resource <strong>${managedLabel(app.managed_by)}</strong>:
         its settings are changed there, and shown here read-only.</p>`
     }
     ${message && html`<p role=${message.error ? 'alert' : 'status'} class=${message.error ? 'error' : 'ok'}>${message.text}</p>`}
-    ${secret && html`<${SecretNotice} app=${secret} onDone=${() => setSecret(null)} />`}
+    ${secret && html`<${SecretNotice} app=${secret} appKey=${app.app_key} onDone=${() => setSecret(null)} />`}
 
     <form onSubmit=${save}>
       <fieldset disabled=${managed}>
@@ -227,13 +233,13 @@ export function AppView(props: { appKey: string; back: () => void }) {
         <div class="inline">
           <label for="grace">Old secret keeps working for (seconds)</label>
           <input id="grace" type="number" min="0" max="2592000" value=${grace} onInput=${(e: Event) => setGrace((e.target as HTMLInputElement).value)} />
-          <button type="button" onClick=${() => act(() => api('POST', `/admin/v1/apps/${app.app_key}/rotate-secret`, { grace_seconds: Number(grace) }), 'New secret issued.')}>Rotate secret</button>
+          <button type="button" onClick=${() => setConfirming('secret')}>Rotate secret</button>
         </div>
         <p>${app.secret_rotation_grace_until ? `The previous secret works until ${app.secret_rotation_grace_until}.` : 'No previous secret is valid.'}</p>
         <div class="inline">
           <label for="key-grace">Old key keeps working for (seconds)</label>
           <input id="key-grace" type="number" min="0" max="2592000" value=${keyGrace} onInput=${(e: Event) => setKeyGrace((e.target as HTMLInputElement).value)} />
-          <button type="button" onClick=${rotateKey}>Rotate key</button>
+          <button type="button" onClick=${() => setConfirming('key')}>Rotate key</button>
         </div>
         <p class="app-key">Key: <code>${app.app_key}</code>. ${
           app.previous_app_key
@@ -241,16 +247,77 @@ export function AppView(props: { appKey: string; back: () => void }) {
             : 'No previous key is valid.'
         }</p>
         <button type="button" class="danger" onClick=${() =>
-          act(
-            () => api('POST', `/admin/v1/apps/${app.app_key}/${app.disabled ? 'enable' : 'disable'}`),
-            app.disabled ? 'Enabled.' : 'Disabled: its credentials answer app_disabled.',
-          )}>${app.disabled ? 'Enable app' : 'Disable app'}</button>
+          app.disabled
+            ? act(() => api('POST', `/admin/v1/apps/${app.app_key}/enable`), 'Enabled.')
+            : setConfirming('disable')}>${app.disabled ? 'Enable app' : 'Disable app'}</button>
       </section>`
     }
+    ${
+      confirming &&
+      html`<${Confirmation} app=${app} what=${confirming} grace=${Number(confirming === 'key' ? keyGrace : grace)}
+        onCancel=${() => setConfirming(null)}
+        onConfirm=${() => {
+          const what = confirming;
+          setConfirming(null);
+          if (what === 'key') void rotateKey();
+          else if (what === 'secret')
+            void act(
+              () =>
+                api('POST', `/admin/v1/apps/${app.app_key}/rotate-secret`, { grace_seconds: Number(grace) }),
+              'New secret issued.',
+            );
+          else
+            void act(
+              () => api('POST', `/admin/v1/apps/${app.app_key}/disable`),
+              'Disabled: its credentials answer app_disabled.',
+            );
+        }} />`
+    }
+
+    <${EmbedSnippets} app=${app} />
 
     <${UsageCharts} appKey=${app.app_key} monthlyQuota=${app.monthly_quota} />
-    <${AppDecisions} appKey=${app.app_key} />
+    <${AppDecisions} appKey=${app.app_key} names=${new Map([
+      [app.app_key, app.name],
+      ...(app.previous_app_key ? [[app.previous_app_key, app.name] as [string, string]] : []),
+    ])} />
   </section>`;
+}
+
+/** The question before an action that breaks something, naming what breaks and when. */
+function Confirmation(props: {
+  app: Json;
+  what: 'secret' | 'key' | 'disable';
+  grace: number;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const { app, what, grace } = props;
+  const when = grace > 0 ? `in ${spoken(grace)}` : 'at once';
+  const text = {
+    secret: {
+      title: `Rotate the secret of ${app.name}?`,
+      action: 'Rotate secret now',
+      body: html`<p>A new secret is issued and shown once. The current secret stops working <strong>${when}</strong>:
+        from then on every server still using it gets <code>invalid_app_secret</code> at /v1/validate and the
+        siteverify URLs, so its logins and forms stop passing until it has the new secret.</p>`,
+    },
+    key: {
+      title: `Rotate the key of ${app.name}?`,
+      action: 'Rotate key now',
+      body: html`<p>The app gets a new public key. The current key <code>${app.app_key}</code> stops working <strong>${when}</strong>: from then on pages and mobile apps embedding it cannot start a challenge, and
+        servers sending it get <code>invalid_app_key</code>, until they carry the new key.</p>`,
+    },
+    disable: {
+      title: `Disable ${app.name}?`,
+      action: 'Disable app now',
+      body: html`<p>At once, its key and secret answer <code>app_disabled</code>: widgets cannot start a
+        challenge and validations fail, so every login and form it protects stops passing until it is enabled
+        again.</p>`,
+    },
+  }[what];
+  return html`<${ConfirmDialog} title=${text.title} action=${text.action} danger=${what === 'disable'}
+    onConfirm=${props.onConfirm} onCancel=${props.onCancel}>${text.body}<//>`;
 }
 
 /** What a visitor would get under the policy as the form holds it (not yet saved). */
@@ -306,7 +373,7 @@ function Preview(props: { app: Json; policy: Json }) {
   </section>`;
 }
 
-function AppDecisions(props: { appKey: string }) {
+function AppDecisions(props: { appKey: string; names: Map<string, string> }) {
   const [decisions, setDecisions] = useState<Json[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -317,6 +384,6 @@ function AppDecisions(props: { appKey: string }) {
   return html`<section aria-labelledby="app-decisions-title">
     <h3 id="app-decisions-title">Recent risk decisions</h3>
     ${error && html`<p role="alert" class="error">${error}</p>`}
-    <${DecisionTable} decisions=${decisions} />
+    <${DecisionTable} decisions=${decisions} names=${props.names} />
   </section>`;
 }

@@ -1,6 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
+import { cssColor, useThemeVersion } from './theme.ts';
 
 export interface Series {
   label: string;
@@ -8,12 +9,15 @@ export interface Series {
   color: string;
 }
 
+const axis = () => ({ stroke: cssColor('--muted'), grid: { stroke: cssColor('--line'), width: 1 } });
+
 /**
  * One time chart (uPlot on a canvas). The canvas is described for screen readers by the figure's caption
  * and a table of totals beside it, so no number is only in a picture.
  */
 export function TimeChart(props: { title: string; times: number[]; series: Series[] }) {
   const target = useRef<HTMLDivElement>(null);
+  const theme = useThemeVersion();
   useEffect(() => {
     if (!target.current) return;
     const width = Math.max(280, Math.min(560, target.current.clientWidth || 560));
@@ -22,7 +26,8 @@ export function TimeChart(props: { title: string; times: number[]; series: Serie
         width,
         height: 180,
         series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2 }))],
-        axes: [{}, { size: 48 }],
+        // Axis labels and grid in the page's colours, so the chart reads in the dark theme too.
+        axes: [axis(), { ...axis(), size: 48 }],
         legend: { show: false },
         cursor: { show: true },
       },
@@ -30,7 +35,7 @@ export function TimeChart(props: { title: string; times: number[]; series: Serie
       target.current,
     );
     return () => plot.destroy();
-  }, [props.times, props.series]);
+  }, [props.times, props.series, theme]);
   const id = `chart-${props.title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
   return html`<figure class="chart" aria-labelledby=${id}>
     <figcaption id=${id}>${props.title}</figcaption>

@@ -1,16 +1,23 @@
 import { html } from 'htm/preact';
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type Json, session, showError } from './api.ts';
 import { AppView } from './app-view.ts';
-import { DecisionTable, managedLabel, SecretNotice } from './parts.ts';
+import { Overview } from './overview.ts';
+import { DecisionTable, managedLabel, SecretNotice, useAppNames } from './parts.ts';
+import { applyStoredTheme, ThemeToggle } from './theme.ts';
 
 /**
  * The console's shell: sign-in (the admin token exchanged for a session), then the apps, the recent risk decisions and the
  * standby hosts. Each view reads the admin API directly; nothing is cached between views.
  */
 
-type View = { name: 'apps' } | { name: 'app'; key: string } | { name: 'decisions' } | { name: 'standby' };
+type View =
+  | { name: 'overview' }
+  | { name: 'apps' }
+  | { name: 'app'; key: string }
+  | { name: 'decisions' }
+  | { name: 'standby' };
 
 function SignIn(props: { onSignedIn: () => void; ended: boolean }) {
   const [error, setError] = useState<string | null>(null);
@@ -112,6 +119,7 @@ function AppsList(props: { open: (key: string) => void }) {
 function Decisions() {
   const [decisions, setDecisions] = useState<Json[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const names = useAppNames();
   useEffect(() => {
     api('GET', '/admin/v1/risk/decisions?limit=100')
       .then((d) => setDecisions(d.decisions))
@@ -121,7 +129,7 @@ function Decisions() {
     <h2 id="decisions-title">Recent risk decisions</h2>
     <p class="hint">The last challenges this API instance decided, newest first, with the rules that scored them.</p>
     ${error && html`<p role="alert" class="error">${error}</p>`}
-    <${DecisionTable} decisions=${decisions} />
+    <${DecisionTable} decisions=${decisions} names=${names} />
   </section>`;
 }
 
@@ -165,6 +173,7 @@ function Standby() {
 function routeFromHash(): View {
   const m = /^#\/apps\/(ak_[\w-]+)$/.exec(location.hash);
   if (m) return { name: 'app', key: m[1]! };
+  if (location.hash === '#/overview') return { name: 'overview' };
   if (location.hash === '#/decisions') return { name: 'decisions' };
   if (location.hash === '#/standby') return { name: 'standby' };
   return { name: 'apps' };
@@ -173,6 +182,9 @@ function routeFromHash(): View {
 function Console() {
   const [state, setState] = useState<'checking' | 'signed-in' | 'signed-out' | 'ended'>('checking');
   const [view, setView] = useState<View>(routeFromHash());
+  // An app's page is one component per app, whatever key it had: a key rotation keeps the page (its
+  // messages, the new secret), moving to another app starts afresh (no input carries over).
+  const followed = useRef(new Map<string, string>());
   useEffect(() => {
     const onHash = () => setView(routeFromHash());
     window.addEventListener('hashchange', onHash);
@@ -190,6 +202,7 @@ function Console() {
     location.hash = hash;
   };
   const nav = [
+    ['#/overview', 'Overview', view.name === 'overview'],
     ['#/apps', 'Apps', view.name === 'apps' || view.name === 'app'],
     ['#/decisions', 'Risk decisions', view.name === 'decisions'],
     ['#/standby', 'Standby', view.name === 'standby'],
@@ -205,6 +218,7 @@ function Console() {
           )}
         </ul>
       </nav>
+      <${ThemeToggle} />
       <button type="button" class="secondary" onClick=${() => {
         // An already-ended session signs out as well: the page forgets it either way.
         session
@@ -216,11 +230,17 @@ function Console() {
     <main>
       <h1 class="visually-hidden">Gatehouse console</h1>
       ${view.name === 'apps' && html`<${AppsList} open=${(key: string) => go(`#/apps/${key}`)} />`}
-      ${view.name === 'app' && html`<${AppView} appKey=${view.key} back=${() => go('#/apps')} />`}
+      ${view.name === 'overview' && html`<${Overview} />`}
+      ${
+        view.name === 'app' &&
+        html`<${AppView} key=${followed.current.get(view.key) ?? view.key} appKey=${view.key} back=${() => go('#/apps')}
+          onKeyRotated=${(key: string) => followed.current.set(key, followed.current.get(view.key) ?? view.key)} />`
+      }
       ${view.name === 'decisions' && html`<${Decisions} />`}
       ${view.name === 'standby' && html`<${Standby} />`}
     </main>
   </div>`;
 }
 
+applyStoredTheme();
 render(html`<${Console} />`, document.getElementById('console')!);
