@@ -165,8 +165,8 @@ const ROLES: Role[] = [
       if (publishFallback) config.standby.fallbackUrls = [fallback];
       return {
         lines: [
-          ['Standby bypass', `${bypass}   (end-user side: offline verification, offline_ tokens)`],
-          ['Standby fallback', `${fallback}   (server side: POST /api/validate)`],
+          ['Standby bypass', `${bypass}   (end-user side: offline verification; its state at /status)`],
+          ['Standby fallback', `${fallback}   (server side: POST /api/validate; its state at /status)`],
         ],
         close: () => standby.close(),
       };
