@@ -216,6 +216,35 @@ describe.runIf(run)('siteverify on the fallback host', () => {
     ).toEqual({ success: false, 'error-codes': ['invalid-input-secret'] });
   });
 
+  it('a MAIN_API_URL that leads back to a fallback host is a 503, never a circle', async () => {
+    const looped = await startStandby(
+      loadStandbyConfig({
+        MAIN_API_URL: fallback,
+        STANDBY_BYPASS_PORT: '0',
+        STANDBY_FALLBACK_PORT: '0',
+        STANDBY_DATA_DIR: mkdtempSync(join(tmpdir(), 'standby-siteverify-loop-')),
+        STANDBY_SYNC_TOKEN: api.runtime.syncToken,
+      }),
+      { store, trust, logger: pino({ level: 'silent' }) },
+    );
+    try {
+      // The looped host forwards to the fallback host, which never forwards a forwarded request again.
+      const token = await passToken();
+      const looping = await siteverify(`${looped.urls.fallback}${PATHS.turnstile}`, {
+        secret: app.appSecret,
+        response: token,
+      });
+      expect(looping.status).toBe(503);
+      expect(looping.outcome).toEqual({ success: false, 'error-codes': ['internal-error'], messages: [] });
+      // Nothing was spent on the way: the token still passes at the right host, once.
+      expect(
+        (await siteverify(fallback + PATHS.turnstile, { secret: app.appSecret, response: token })).outcome,
+      ).toMatchObject({ success: true });
+    } finally {
+      await looped.close();
+    }
+  });
+
   it('while the main API is away: offline_ tokens verified, a pt_ token a 503 that never passes', async () => {
     const offline = await offlineToken();
     const pass = await passToken();

@@ -37,6 +37,8 @@ export interface SiteverifyDeps {
  */
 const FORWARD_TIMEOUT_MS = 5000;
 const FORWARD_TIMEOUT_DOWN_MS = 1500;
+/** Marks a request a fallback host forwarded. */
+const FORWARDED_HEADER = 'x-gatehouse-forwarded';
 
 /**
  * The three vendors' siteverify paths on the fallback role, so that a backend configured with one verify
@@ -117,6 +119,10 @@ async function forward(ctx: Context, deps: SiteverifyDeps, path: string, vendor:
     deps.logger.warn({ path }, message);
   };
   if (!deps.mainApiUrl) return unavailable('siteverify: no main API to forward a pt_ or dg_ token to');
+  // A MAIN_API_URL that leads back to a fallback host must not forward in a circle.
+  if (ctx.get(FORWARDED_HEADER)) {
+    return unavailable('siteverify: a forwarded request reached a fallback host: check MAIN_API_URL');
+  }
   const timeout = (await deps.health.servingNow()) ? FORWARD_TIMEOUT_DOWN_MS : FORWARD_TIMEOUT_MS;
   const forwardedFor = [ctx.get('X-Forwarded-For'), ctx.req.socket.remoteAddress ?? '']
     .filter(Boolean)
@@ -125,7 +131,11 @@ async function forward(ctx: Context, deps: SiteverifyDeps, path: string, vendor:
   try {
     res = await fetch(`${deps.mainApiUrl}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+      headers: {
+        'content-type': 'application/json',
+        'x-forwarded-for': forwardedFor,
+        [FORWARDED_HEADER]: '1',
+      },
       body: JSON.stringify(fields),
       signal: AbortSignal.timeout(timeout),
     });
