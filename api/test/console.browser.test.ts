@@ -80,9 +80,10 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
       const path = join(ARTIFACTS, `console-${name}-${scheme}.png`);
       await page.screenshot({ path, fullPage: true });
       expect(existsSync(path)).toBe(true);
-      if (SHOTS && scheme === 'light') {
+      if (SHOTS && (scheme === 'light' || name === 'app')) {
         mkdirSync(SHOTS, { recursive: true });
-        await page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+        const file = scheme === 'light' ? `console-${name}.png` : `console-${name}-dark.png`;
+        await page.screenshot({ path: join(SHOTS, file), fullPage: true });
       }
     }
     await page.emulateMedia({ colorScheme: 'light' });
@@ -393,6 +394,7 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
     await expectAccessible('API reference, an operation open');
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'docs.png'), fullPage: true });
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, 'console-docs.png'), fullPage: true });
   });
 
   it('ends the session when idle: the next action asks to sign in again', async () => {
