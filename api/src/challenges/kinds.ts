@@ -55,8 +55,8 @@ export function powWellFormed(sealedPuzzle: unknown, solution: unknown): boolean
 }
 
 /**
- * One hash per puzzle the submit carries (the keyboard's or the alternative's beside the challenge's): in
- * each, a sub-puzzle picked at random after the submit arrived must hash to the prefix the answer claims
+ * Every puzzle the submit carries (the keyboard's or the alternative's beside the challenge's): each
+ * sub-puzzle must hash to the prefix the answer claims, one hash each, one for the invisible tier's puzzle
  * (docs/pow.md, "No pass without the work"). The caller burns the challenge when this answers false.
  */
 export function spotCheckPow(

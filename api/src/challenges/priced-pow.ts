@@ -1,4 +1,4 @@
-import { createPuzzle, difficultyForSeconds, type Puzzle } from '@gatehouse/core/pow';
+import { createPuzzle, DEFAULT_POW_POLICY, difficultyForSeconds, type Puzzle } from '@gatehouse/core/pow';
 import { z } from 'zod';
 
 /**
@@ -8,9 +8,19 @@ import { z } from 'zod';
  */
 export const KEYBOARD_POW_SECONDS = 4.5;
 
-/** A puzzle costing `seconds` of one browser core on average (the default policy's hash and sub-puzzle sizes). */
+/**
+ * Sub-puzzles of the flat-priced puzzles (the keyboard's proof, the accessible alternative's ticket): several
+ * seconds of work whose end the widget announces, so the spread of one geometric draw (a 95th percentile
+ * of 3× the mean) would be felt; twelve bring it to 1.5×. The server hashes every one (docs/pow.md), twelve
+ * hashes for these rare submits against one for the invisible tier's.
+ */
+export const FLAT_PRICE_SUB_PUZZLES = 12;
+
+/** A puzzle costing `seconds` of one browser core on average, in FLAT_PRICE_SUB_PUZZLES sub-puzzles. */
 export function powForSeconds(seconds: number): Puzzle {
-  return createPuzzle(difficultyForSeconds(seconds));
+  return createPuzzle(
+    difficultyForSeconds(seconds, { ...DEFAULT_POW_POLICY, maxCount: FLAT_PRICE_SUB_PUZZLES }),
+  );
 }
 
 const keyboardEnv = z.object({

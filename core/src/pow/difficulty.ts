@@ -14,8 +14,8 @@ export type DifficultyPolicy = {
   /** Average hashes per sub-puzzle while count < maxCount. */
   attemptsPerSubPuzzle: number;
   /**
-   * Most sub-puzzles; past it sub-puzzles get harder. The server hashes one per puzzle, so above 1 a client
-   * that skips some sub-puzzles passes with the share of the work it did (docs/pow.md).
+   * Most sub-puzzles; past it sub-puzzles get harder. The server hashes every sub-puzzle, so this is also
+   * the most hashes a right submit costs it per puzzle (docs/pow.md).
    */
   maxCount: number;
   /** Expected solve seconds at given scores, scores and seconds both ascending; log-linear in between. */
@@ -34,11 +34,10 @@ export const TEST_MODE_POW: PowParams = {
 
 /**
  * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 512, r = 8, p = 1 (512 KiB), about 1.2 ms
- * per hash in a Chromium worker and 0.6 ms through OpenSSL. One sub-puzzle per puzzle: the server hashes one
- * sub-puzzle per puzzle, so with one there is no part of the work a client can skip and still pass (more
- * sub-puzzles would narrow the spread of solve times, but each one the server does not hash is work a
- * cheater can leave out). About 0.5 s at low risk, rising to about 8 s at score 100. Puzzles sealed with
- * other parameters carry them and still verify.
+ * per hash in a Chromium worker and 0.6 ms through OpenSSL. One sub-puzzle per puzzle: the server hashes
+ * every sub-puzzle (so no part of the work can be left out), and one keeps that to one hash per submit;
+ * more would narrow the spread of solve times at one hash each. About 0.5 s at low risk, rising to about 8 s
+ * at score 100. Puzzles sealed with other parameters carry them and still verify.
  */
 export const DEFAULT_POW_POLICY: DifficultyPolicy = {
   algorithm: 'scrypt',

@@ -68,20 +68,7 @@ export async function verifySolution(
   return true;
 }
 
-/** A uniform index below `n` from a cryptographically secure generator (rejection sampling, no modulo bias). */
-function secureIndex(n: number): number {
-  const limit = Math.floor(2 ** 32 / n) * n;
-  const word = new Uint32Array(1);
-  for (;;) {
-    globalThis.crypto.getRandomValues(word);
-    if (word[0]! < limit) return word[0]! % n;
-  }
-}
-
-export type SpotCheckOptions = VerifyOptions & {
-  /** Which of a puzzle's `count` sub-puzzles to hash; defaults to a uniform secure pick. Tests only. */
-  pick?: (count: number) => number;
-};
+export type SpotCheckOptions = VerifyOptions;
 
 /** The puzzle, its salt, and the solution's nonces and claimed hash prefixes when all are well formed, or null. */
 export function wellFormedSolution(
@@ -104,12 +91,12 @@ export function wellFormedSolution(
 
 /**
  * The server's check of one submit that carries one or more puzzles (a hard-tier slide made with the keyboard
- * carries two): every solution is well formed, and in each puzzle ONE sub-puzzle, chosen at random after the
- * submit arrived, hashes to the prefix the solution claims. One hash per puzzle, whatever its `count`.
- * A nonce whose hash was never computed passes only if its claimed 64-bit prefix is right by chance (2^-64);
- * with `count` = 1 (the default policy) that check covers the whole puzzle, so no part of the work can be
- * skipped. Sound only when the caller burns the challenge on a false answer (docs/pow.md, "No pass without
- * the work").
+ * carries two): every solution is well formed, then every sub-puzzle of every puzzle hashes to the prefix
+ * the solution claims, stopping at the first that does not. One hash per sub-puzzle: one for the default
+ * policy's puzzles. A nonce whose hash was never computed passes only if its claimed 64-bit prefix is right
+ * by chance (2^-64), so no part of the work can be left out (docs/pow.md, "No pass without the work"). The
+ * caller burns the challenge on a false answer: a refused submit costs the server one hash more than the
+ * hashes its sender computed.
  */
 export async function spotCheckSolutions(
   pairs: ReadonlyArray<readonly [puzzle: unknown, solution: unknown]>,
@@ -125,11 +112,9 @@ export async function spotCheckSolutions(
   const hasher = options.hasher ?? wasmHasher;
   try {
     for (const f of formed) {
-      const index = (options.pick ?? secureIndex)(f.nonces.length);
-      const nonce = f.nonces[index];
-      const prefix = f.prefixes[index];
-      if (nonce === undefined || !prefix) return false;
-      if (!startsWith(await hasher(nonceBytes(nonce), f.salt, f.puzzle), prefix)) return false;
+      for (const [i, nonce] of f.nonces.entries()) {
+        if (!startsWith(await hasher(nonceBytes(nonce), f.salt, f.puzzle), f.prefixes[i]!)) return false;
+      }
     }
   } catch {
     return false;
@@ -137,7 +122,7 @@ export async function spotCheckSolutions(
   return true;
 }
 
-/** spotCheckSolutions for one puzzle: the shape, then one sub-puzzle picked uniformly at random (one hash). */
+/** spotCheckSolutions for one puzzle: the shape, then each sub-puzzle's hash against its prefix. */
 export function spotCheckSolution(
   puzzle: unknown,
   solution: unknown,
