@@ -197,7 +197,8 @@ function packPhp(version: string, outDir: string): string {
         path.replace(/^sdk\/php\//, ''),
       ]),
     );
-  const { 'autoload-dev': _dev, ...rest } = composer;
+  // The repository's archive.exclude names repository paths: the zip holds the package alone already.
+  const { 'autoload-dev': _dev, archive: _archive, ...rest } = composer;
   const manifest = { ...rest, version, autoload: { 'psr-4': relocate(composer.autoload) } };
   const entries: Record<string, Uint8Array> = {
     'composer.json': Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`),

@@ -345,6 +345,10 @@ func main() {
       );
       await exec('go', ['mod', 'init', 'example.com/scratch'], { cwd: dir, env });
       await exec('go', ['get', `${GO_MODULE}@v${artifacts.version}`], { cwd: dir, env });
+      // The module comes with its guide and the vectors its own tests read.
+      const unpacked = join(dir, 'gomodcache', `${GO_MODULE}@v${artifacts.version}`);
+      expect(existsSync(join(unpacked, 'README.md'))).toBe(true);
+      expect(existsSync(join(unpacked, 'testdata', 'validate.json'))).toBe(true);
       const token = await passToken();
       const { stdout } = await exec('go', ['run', '.'], {
         cwd: dir,
@@ -392,6 +396,12 @@ func main() {
       await exec('composer', ['validate', join(dir, 'vendor/gatehouse/gatehouse-php/composer.json')], {
         env,
       });
+      // The repository's archive excludes name repository paths; the zip is the package alone.
+      const installed = JSON.parse(
+        readFileSync(join(dir, 'vendor/gatehouse/gatehouse-php/composer.json'), 'utf8'),
+      ) as Record<string, unknown>;
+      expect(installed).not.toHaveProperty('archive');
+      expect(existsSync(join(dir, 'vendor/gatehouse/gatehouse-php/README.md'))).toBe(true);
       writeFileSync(
         join(dir, 'validate.php'),
         `<?php
