@@ -48,6 +48,7 @@ describe.runIf(run)(
     let standby: Child;
     let app: { appKey: string; appSecret: string };
     let site: VendorSite;
+    let hcaptchaSite: VendorSite;
     let browser: Browser;
     let context: BrowserContext | undefined;
 
@@ -122,6 +123,12 @@ describe.runIf(run)(
         url: `${fallbackUrl}/turnstile/v0/siteverify`,
         secret: app.appSecret,
       });
+      // hCaptcha's documented backend, with the optional sitekey check, at the fallback host too.
+      hcaptchaSite = await startVendorSite('hcaptcha', {
+        url: `${fallbackUrl}/siteverify`,
+        secret: app.appSecret,
+        sitekey: app.appKey,
+      });
       browser = await launchChromium();
     }, 240_000);
 
@@ -129,6 +136,7 @@ describe.runIf(run)(
       await context?.close();
       await browser?.close();
       await site?.close();
+      await hcaptchaSite?.close();
       await Promise.all([api, standby].filter(Boolean).map((p) => p.stop('SIGTERM')));
       rmSync(dataDir, { recursive: true, force: true });
     });
@@ -201,6 +209,23 @@ describe.runIf(run)(
         timeoutMs: 10_000,
       });
 
+      // An hCaptcha checkbox page opened before the outage: its box waits for the person.
+      const checkboxPage = await context.newPage();
+      checkboxPage.on('pageerror', (e) => errors.push(String(e)));
+      // docs.hcaptcha.com ("Add the hCaptcha Widget to your Webpage").
+      await checkboxPage.goto(
+        hcaptchaSite.page(
+          '/signup.html',
+          `<html><head><script src="${mainUrl}/hcaptcha/1/api.js" async defer></script></head>
+<body><form action="/submit" method="POST">
+  <input type="text" name="email" value="bob@example.com" />
+  <div class="h-captcha" data-sitekey="${app.appKey}"></div><br />
+  <input type="submit" value="Submit" />
+</form></body></html>`,
+        ),
+      );
+      await checkboxPage.locator('.h-captcha [role=checkbox]').waitFor({ state: 'visible', timeout: 60_000 });
+
       // 2. SIGKILL: the main API dies without a word; the standby takes over.
       await api.stop('SIGKILL');
       await until('the standby serving', async () => (await status()).serving === true);
@@ -249,6 +274,22 @@ describe.runIf(run)(
         timeoutMs: 10_000,
       });
       expect(heldOffline.passToken).toMatch(/^offline_/);
+
+      // The person ticks the hCaptcha box during the outage: an offline_ token, verified at the fallback host.
+      await checkboxPage.locator('.h-captcha [role=checkbox]').click();
+      await checkboxPage.waitForFunction(
+        () =>
+          (document.querySelector('textarea[name="h-captcha-response"]') as HTMLTextAreaElement).value
+            .length > 0,
+        null,
+        { timeout: 90_000 },
+      );
+      expect(await checkboxPage.inputValue('textarea[name="h-captcha-response"]')).toMatch(/^offline_/);
+      await checkboxPage.click('input[type="submit"]');
+      const signup = JSON.parse(
+        (await checkboxPage.locator('#verdict').textContent({ timeout: 60_000 })) ?? '{}',
+      ) as BackendVerdict;
+      expect(signup.outcome).toMatchObject({ success: true, hostname: '127.0.0.1', score: 0 });
 
       // 3. The main API comes back on the same data; the standby steps back.
       await startApi();
