@@ -56,6 +56,8 @@ const SETTINGS = {
   'health-port': { env: 'HEALTH_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8081) },
   'metrics-port': { env: 'METRICS_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8080) },
   'bind-address': { env: 'BIND_ADDRESS', schema: z.string().default('0.0.0.0') },
+  'kube-api-qps': { env: 'KUBE_API_QPS', schema: z.coerce.number().min(1).max(1000).default(50) },
+  'kube-api-burst': { env: 'KUBE_API_BURST', schema: z.coerce.number().int().min(1).max(2000).default(100) },
   concurrency: { env: 'CONCURRENCY', schema: z.coerce.number().int().min(1).max(32).default(2) },
   'resync-seconds': {
     env: 'RESYNC_SECONDS',
@@ -116,6 +118,8 @@ export interface OperatorConfig {
   healthPort: number;
   metricsPort: number;
   bindAddress: string;
+  /** Client-side rate limit of the controllers' requests (token bucket; watches and the Lease exempt). */
+  kubeApi: { qps: number; burst: number };
   concurrency: number;
   resyncMs: number;
   /** How long a deleted App waits for the admin API to disable its app before it is let go anyway. */
@@ -165,6 +169,7 @@ export function loadOperatorConfig(
     healthPort: r['health-port'],
     metricsPort: r['metrics-port'],
     bindAddress: r['bind-address'],
+    kubeApi: { qps: r['kube-api-qps'], burst: r['kube-api-burst'] },
     concurrency: r.concurrency,
     resyncMs: r['resync-seconds'] * 1000,
     cleanupTimeoutMs: r['cleanup-timeout-seconds'] * 1000,

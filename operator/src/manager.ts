@@ -20,6 +20,7 @@ import { Informer, keyOf } from './runtime/informer.ts';
 import { KubeClient, type KubeObject } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
+import { TokenBucket } from './runtime/rate-limit.ts';
 import { APPS, DEPLOYMENTS, type ResourceType, resourcePath, SECRETS } from './runtime/resources.ts';
 
 /** Kinds the operator creates and watches: the per-region children and the generated credentials Secret. */
@@ -73,7 +74,9 @@ export class Manager {
     this.#o = options;
     this.metrics = new OperatorMetrics({ processMetrics: options.processMetrics });
     this.#renewDeadlineMs = options.timings?.renewDeadlineMs ?? 10_000;
-    this.client = new KubeClient(options.kubeConfig);
+    this.client = new KubeClient(options.kubeConfig, {
+      onRequest: (verb) => this.metrics.kubeRequests.inc({ verb }),
+    });
     const le = options.config.leaderElection;
     if (le.enabled) {
       const t = options.timings ?? {};
@@ -166,7 +169,8 @@ export class Manager {
 
   #startControllers(term: AbortSignal) {
     const { config, logger } = this.#o;
-    const client = this.client.bound(term);
+    // The Lease calls go through the unbound client: a busy term never starves its own renewals.
+    const client = this.client.bound(term, new TokenBucket(config.kubeApi.qps, config.kubeApi.burst));
     const t = this.#o.timings ?? {};
     const ns = config.watchNamespace;
     const onRelist = (kind: string) => () => this.metrics.watchRelists.inc({ kind });

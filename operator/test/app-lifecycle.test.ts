@@ -118,6 +118,11 @@ describe.runIf(controlPlaneAvailable())(
       );
       expect(registered.status?.appKey).toBe(secret.app_key);
       expect(registered.metadata.finalizers).toContain(FINALIZER);
+      // Every write of the operator's is recorded under its own name, the finalizer's patch too.
+      const { managedFields } = registered.metadata as { managedFields?: { manager: string }[] };
+      const managers = (managedFields ?? []).map((f) => f.manager);
+      expect(managers).toContain('gatehouse-operator');
+      expect(managers).not.toContain('undici');
       expect(await adminGet(secret.app_key as string)).toMatchObject({
         name: 'shop/shop',
         plan: 'pro',

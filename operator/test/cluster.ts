@@ -161,6 +161,7 @@ export function testConfig(
     healthPort: 0,
     metricsPort: 0,
     bindAddress: '127.0.0.1',
+    kubeApi: { qps: 50, burst: 100 },
     concurrency: 2,
     resyncMs: 30_000,
     cleanupTimeoutMs: 300_000,

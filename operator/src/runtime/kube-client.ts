@@ -1,6 +1,13 @@
 import type { AgentOptions } from 'node:https';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher, fetch } from 'undici';
+import type { TokenBucket } from './rate-limit.ts';
+
+/**
+ * Every request says who sends it: the apiserver names the field manager of a patch without one after
+ * the User-Agent's product, and its audit log and priority-and-fairness rules match on it.
+ */
+export const USER_AGENT = 'gatehouse-operator';
 
 /** An answer of the apiserver other than 2xx, with its HTTP status and `Status.reason`. */
 export class KubeApiError extends Error {
@@ -53,14 +60,28 @@ export class KubeClient {
   #dispatcher: Promise<Dispatcher | undefined> | undefined;
   /** A leadership term: once aborted, every call of this client (watches included) fails at once. */
   readonly #term: AbortSignal | undefined;
+  /** Shared by the clients of one term: requests other than watches wait for a token. */
+  readonly #limiter: TokenBucket | undefined;
+  /** Called once per request sent (verb), for the requests-per-App figures. */
+  readonly #onRequest: ((method: string) => void) | undefined;
 
-  constructor(kc: KubeConfig, options: { timeoutMs?: number; term?: AbortSignal } = {}) {
+  constructor(
+    kc: KubeConfig,
+    options: {
+      timeoutMs?: number;
+      term?: AbortSignal;
+      limiter?: TokenBucket;
+      onRequest?: (method: string) => void;
+    } = {},
+  ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('The kubeconfig has no current cluster.');
     this.#kc = kc;
     this.#server = cluster.server.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#term = options.term;
+    this.#limiter = options.limiter;
+    this.#onRequest = options.onRequest;
   }
 
   /**
@@ -68,8 +89,13 @@ export class KubeClient {
    * without being sent. The controllers of one leadership term use such a client, so a replica that
    * lost the lease stops writing at once instead of finishing its reconciles.
    */
-  bound(term: AbortSignal): KubeClient {
-    const view = new KubeClient(this.#kc, { timeoutMs: this.#timeoutMs, term });
+  bound(term: AbortSignal, limiter?: TokenBucket): KubeClient {
+    const view = new KubeClient(this.#kc, {
+      timeoutMs: this.#timeoutMs,
+      term,
+      limiter: limiter ?? this.#limiter,
+      onRequest: this.#onRequest,
+    });
     view.#dispatcher = this.#dispatcher;
     return view;
   }
@@ -172,13 +198,19 @@ export class KubeClient {
   ) {
     const cancel = this.#term ? AbortSignal.any([signal, this.#term]) : signal;
     cancel.throwIfAborted();
+    if (this.#limiter && !options.query?.watch) await this.#limiter.take(cancel);
+    this.#onRequest?.(options.query?.watch ? 'WATCH' : method);
     const url = new URL(this.#server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const ctx = new RequestContext(url.toString(), METHODS[method]);
     await this.#kc.applySecurityAuthentication(ctx);
-    const headers: Record<string, string> = { ...ctx.getHeaders(), Accept: 'application/json' };
+    const headers: Record<string, string> = {
+      ...ctx.getHeaders(),
+      Accept: 'application/json',
+      'User-Agent': USER_AGENT,
+    };
     if (options.body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
     this.#dispatcher ??= this.#makeDispatcher(ctx);
     const dispatcher = await this.#dispatcher;

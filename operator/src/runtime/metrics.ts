@@ -65,6 +65,12 @@ export class OperatorMetrics {
     labelNames: ['namespace', 'app', 'region'],
     registers: [this.registry],
   });
+  readonly kubeRequests = new Counter({
+    name: 'gatehouse_operator_kube_requests_total',
+    help: 'Requests sent to the apiserver, by verb (WATCH: a watch opened).',
+    labelNames: ['verb'],
+    registers: [this.registry],
+  });
   readonly probes = new Counter({
     name: 'gatehouse_operator_probes_total',
     help: 'Probes of main APIs by result.',
