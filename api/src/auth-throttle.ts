@@ -176,7 +176,10 @@ const TOKEN_FAILURES = new Set(['token_not_found']);
 export function authThrottling(throttle: AuthThrottle): Middleware {
   return function authThrottling(ctx, next) {
     const path = ctx.path;
-    const admin = path.startsWith('/admin/');
+    // The standby's sync credential (/internal/*) is an admin-class secret: it unlocks every app's
+    // credential hashes and the region's signing keys, so its failures count like the admin token's.
+    const internal = path.startsWith('/internal/');
+    const admin = internal || path.startsWith('/admin/');
     // The siteverify endpoints take the secret in the body and answer vendor-style (HTTP 200).
     const siteverify = ctx.method === 'POST' && path.endsWith('/siteverify');
     const appKey = ctx.get('X-App-Key').slice(0, 128);
@@ -185,7 +188,17 @@ export function authThrottling(throttle: AuthThrottle): Middleware {
     // api/test/auth-throttle-routes.test.ts checks on every route: the public endpoints (challenge init,
     // submit, preflights) pass without an async frame of their own (issue 14).
     if (!admin && !siteverify && !appKey) return next();
-    return guardedRequest(throttle, ctx, next, admin ? 'admin' : 'app', admin, siteverify, appKey);
+    const credential = internal ? 'standby-sync' : admin ? 'admin' : siteverify ? 'siteverify' : appKey;
+    return guardedRequest(
+      throttle,
+      ctx,
+      next,
+      admin ? 'admin' : 'app',
+      admin,
+      siteverify,
+      appKey,
+      credential,
+    );
   };
 }
 
@@ -202,9 +215,9 @@ function guardedRequest(
   admin: boolean,
   siteverify: boolean,
   appKey: string,
+  key: string,
 ): Promise<void> {
   const source = ctx.ip;
-  const key = admin ? 'admin' : siteverify ? 'siteverify' : appKey;
   const answered = () =>
     next().then(
       () => {

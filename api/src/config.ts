@@ -6,6 +6,7 @@ import {
   loadHttpLimits,
 } from '@gatehouse/core/http';
 import { LOG_FORMATS } from '@gatehouse/core/logging';
+import { DEFAULT_REGION, STANDBY_REGION } from '@gatehouse/core/standby-keys';
 import { z } from 'zod';
 import { type AuthThrottleLimits, loadAuthThrottleLimits } from './auth-throttle.ts';
 import { type InternalEndpointsConfig, loadInternalEndpoints } from './internal-endpoints.ts';
@@ -62,6 +63,13 @@ const schema = z.object({
   STANDBY_BYPASS_URLS: z.string().optional(),
   STANDBY_FALLBACK_URLS: z.string().optional(),
   STANDBY_STORE_URL: z.string().optional(),
+  /** This instance's region (the operator sets it per region): its standbys' signing key is created on first read. */
+  GATEHOUSE_REGION: z
+    .string()
+    .regex(STANDBY_REGION, 'GATEHOUSE_REGION must be 1 to 32 characters of a-z, 0-9 or -')
+    .default(DEFAULT_REGION),
+  /** Further regions whose standbys read this instance's snapshot (comma-separated). */
+  STANDBY_REGIONS: z.string().optional(),
   STANDBY_SYNC_TOKEN: z
     .string()
     .min(24, 'STANDBY_SYNC_TOKEN must be at least 24 characters (it unlocks the standby keys)')
@@ -107,6 +115,11 @@ export type Config = {
     fallbackUrls: string[];
     storeUrl: string | undefined;
     syncToken: string | undefined;
+    /**
+     * The regions whose standbys this instance serves (GATEHOUSE_REGION, then STANDBY_REGIONS): a snapshot
+     * read creates a region's first signing key only for these; any other region must have keys already.
+     */
+    regions: string[];
   };
   privacyPass: { issuers: { name: string; public_key: string }[]; origins: string[] };
 };
@@ -155,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       fallbackUrls: urlList(e.STANDBY_FALLBACK_URLS, 'STANDBY_FALLBACK_URLS'),
       storeUrl: e.STANDBY_STORE_URL || undefined,
       syncToken: e.STANDBY_SYNC_TOKEN || undefined,
+      regions: standbyRegions(e.GATEHOUSE_REGION, e.STANDBY_REGIONS),
     },
     privacyPass: {
       issuers: parseIssuers(e.PRIVACY_PASS_ISSUERS),
@@ -194,4 +208,19 @@ function urlList(raw: string | undefined, name: string): string[] {
     }
   }
   return urls.map((u) => u.replace(/\/+$/, ''));
+}
+
+/** GATEHOUSE_REGION and STANDBY_REGIONS as one list without repeats; throws naming a bad region. */
+function standbyRegions(own: string, more: string | undefined): string[] {
+  const regions = [own];
+  for (const region of (more ?? '').split(',').map((r) => r.trim())) {
+    if (!region) continue;
+    if (!STANDBY_REGION.test(region)) {
+      throw new Error(
+        `STANDBY_REGIONS: "${region}" is not a region name (1 to 32 characters of a-z, 0-9 or -).`,
+      );
+    }
+    if (!regions.includes(region)) regions.push(region);
+  }
+  return regions;
 }

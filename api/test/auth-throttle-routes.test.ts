@@ -4,8 +4,8 @@ import type { AuthThrottle } from '../src/auth-throttle.ts';
 import { databaseAvailable, startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
 
 /*
- * The authentication throttle (auth-throttle.ts) lets a request with no credential (no admin path, no
- * siteverify secret, no X-App-Key) pass without an async frame, counting nothing after it: that is right
+ * The authentication throttle (auth-throttle.ts) lets a request with no credential (no admin or internal
+ * path, no siteverify secret, no X-App-Key) pass without an async frame, counting nothing after it: that is right
  * only while no route can answer a token failure (`token_not_found`, thrown or as a validate verdict) to
  * such a request. This goes over every route the API has, sends each a forged token in every field a
  * route reads one from, without X-App-Key, and lists the routes that answered a token failure: none. And
@@ -58,7 +58,12 @@ describe.runIf(run)(`routes that can answer a token failure (${TEST_DATABASE})`,
     for (const { method, path } of routes) {
       if (typeof path !== 'string') continue;
       const url = api.url + path.replace(/:(\w+)\+?\??/g, 'x').replace(/\(.*?\)/g, '');
-      const guarded = path.startsWith('/admin/') || (method === 'POST' && path.endsWith('/siteverify'));
+      // The admin paths and /internal/* (the standby sync credential, an admin-class secret) are
+      // guarded whatever they carry, as are the siteverify endpoints.
+      const guarded =
+        path.startsWith('/admin/') ||
+        path.startsWith('/internal/') ||
+        (method === 'POST' && path.endsWith('/siteverify'));
       if (guarded) continue;
       unguarded.push(`${method} ${path}`);
       const res = await fetch(url, {

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseAvailable, IN_CI, type Json, startTestApi, type TestApi } from './harness.ts';
+import { databaseAvailable, IN_CI, postFrom, startTestApi, type TestApi } from './harness.ts';
 
 /*
  * The client address behind real proxies. With Koa's `proxy: true` (what TRUST_PROXY=true set, on every
@@ -44,52 +43,6 @@ const SPOOFS: Record<string, string | string[]>[] = [
   { 'X-Real-IP': '203.0.113.10', 'True-Client-IP': '203.0.113.10', 'CF-Connecting-IP': '203.0.113.10' },
   { 'X-Forwarded-For': ',,,' },
 ];
-
-interface Answer {
-  status: number;
-  body: Json;
-}
-
-/** POSTs JSON from a chosen local address, with headers sent as given (repeated ones as separate lines). */
-function postFrom(
-  localAddress: string,
-  url: string,
-  body: unknown,
-  headers: Record<string, string | string[]> = {},
-): Promise<Answer> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk) => {
-          text += chunk;
-        });
-        res.on('end', () => {
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {}
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 /** A port below 32768 nobody listens on (ports from 0 fall in the outgoing range). */
 async function freePort(): Promise<number> {

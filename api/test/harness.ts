@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -274,4 +275,54 @@ export async function startRealApiServer(
       await drop?.();
     },
   };
+}
+
+export interface Answer {
+  status: number;
+  body: Json;
+}
+
+/**
+ * POSTs JSON (or, with `method: 'GET'` and no body, GETs) from a chosen local address (any 127.0.0.x stands
+ * for another client), with headers sent as given (repeated ones as separate lines).
+ */
+export function postFrom(
+  localAddress: string,
+  url: string,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+  method: 'POST' | 'GET' = 'POST',
+): Promise<Answer> {
+  const payload = method === 'GET' ? '' : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        localAddress,
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          text += chunk;
+        });
+        res.on('end', () => {
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {}
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }

@@ -44,7 +44,12 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
   const sync = () => ({ Authorization: `Bearer ${api.runtime.syncToken}` });
 
   beforeAll(async () => {
-    api = await startTestApi({ STANDBY_STORE_URL: REDIS_URL });
+    api = await startTestApi({
+      STANDBY_STORE_URL: REDIS_URL,
+      GATEHOUSE_REGION: region,
+      // A second region's standby reads this API too ('another region never verifies...').
+      STANDBY_REGIONS: `${region}-b`,
+    });
     app = await api.createApp({ name: 'offline-trust', test_mode: true });
     auth = { 'X-App-Key': app.appKey, 'X-App-Secret': app.appSecret };
     standby = await startStandby(

@@ -204,10 +204,10 @@ describe.runIf(run)('request boundary: charset and NUL bytes', () => {
         'POST',
         '/admin/v1/apps',
         'application/json',
-        JSON.stringify({ name: 'tab\tand 😀', risk_policy: { note: 'line\nbreak \u2028' } }),
+        JSON.stringify({ name: 'tab\tand 😀 line\nbreak \u2028 end' }),
       );
       expect(res.status).toBe(201);
-      expect(res.body.data.name).toBe('tab\tand 😀');
+      expect(res.body.data.name).toBe('tab\tand 😀 line\nbreak \u2028 end');
     });
   });
 });

@@ -106,6 +106,7 @@ function apiEnv(region: Region, port: number): Record<string, string> {
     GATEHOUSE_TOKEN_KEY: TOKEN_KEY,
     STANDBY_BYPASS_URLS: url(region.bypassPort),
     STANDBY_FALLBACK_URLS: url(region.fallbackPort),
+    GATEHOUSE_REGION: region.name,
   };
 }
 

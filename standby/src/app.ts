@@ -28,6 +28,7 @@ import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { authenticate, findApp, requireSnapshot } from './apps.ts';
+import { failedCredentials } from './failed-credentials.ts';
 import type { MainHealth, Mode } from './main-health.ts';
 import { requestOfflineAlternative } from './offline-alternative.ts';
 import { startOfflineChallenge, submitOfflineChallenge } from './offline-challenges.ts';
@@ -143,6 +144,17 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
     return keys;
   };
 
+  // The host's own address, as `npm start` prints it, opened in a browser or by curl: what answers here.
+  router.get('/', function root(ctx) {
+    ctx.body = {
+      code: 0,
+      data: {
+        service: 'gatehouse-standby',
+        role,
+        links: { status: '/status', health: '/healthz', ready: '/readyz' },
+      },
+    };
+  });
   router.get('/healthz', function healthz(ctx) {
     ctx.body = { status: 'ok', role };
   });
@@ -162,11 +174,16 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       ...(deps.storeState ? { store: deps.storeState } : {}),
     };
   });
+  const modeFailures = failedCredentials();
   router.post('/internal/v1/mode', async function setMode(ctx) {
+    // A source that keeps presenting wrong tokens is refused before the token is even compared.
+    await modeFailures.check(ctx.ip);
     const header = ctx.get('Authorization');
     const presented = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!presented || !constantTimeEqual(presented, deps.controlToken()))
+    if (!presented || !constantTimeEqual(presented, deps.controlToken())) {
+      await modeFailures.fail(ctx.ip);
       throw new GatehouseError('unauthorized');
+    }
     const { mode } = readBody(ctx, z.object({ mode: z.enum(['auto', 'serve', 'online']) }));
     deps.health.setMode(mode as Mode);
     deps.logger.info({ mode }, 'standby mode set by the operator');

@@ -33,7 +33,7 @@ describe.runIf(run)('a standby store per region: one region losing its store lea
     );
 
   beforeAll(async () => {
-    api = await startTestApi();
+    api = await startTestApi({ STANDBY_REGIONS: 'eu,us' });
     standbys.eu = await start('eu', REDIS_URL);
     // Region us's own store is down (nothing listens there).
     standbys.us = await start('us', 'redis://127.0.0.1:1/0');

@@ -70,11 +70,20 @@ export function standbyRoutes(router: Router, deps: Deps): void {
     if (header.length <= 7 || !(anyRegion || thisRegion)) {
       throw new GatehouseError('unauthorized', 'Missing or invalid standby sync token.');
     }
+    // A region's first key is created only for the regions this instance declares: a credential holder
+    // naming new regions would otherwise create a signing key per name.
+    const keys = await deps.standbyKeys.forRegion(region, deps.config.standby.regions.includes(region));
+    if (!keys) {
+      throw new GatehouseError(
+        'not_found',
+        `Region "${region}" is not served here: set GATEHOUSE_REGION or STANDBY_REGIONS on this instance, or create its key (POST /admin/v1/standby-keys/rotate).`,
+      );
+    }
     const apps = await deps.apps.list();
     const body: StandbySnapshot = {
       generated_at: new Date().toISOString(),
       region,
-      offline_keys: await deps.standbyKeys.forRegion(region),
+      offline_keys: keys,
       apps: apps.map((app) => ({
         id: app.id,
         app_key: app.appKey,

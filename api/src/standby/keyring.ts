@@ -71,10 +71,14 @@ export class StandbyKeyring implements KeyLookup {
     return entry;
   }
 
-  /** The keys a region's standby needs (its active key, recently retired ones); creates the first one. */
-  async forRegion(region: string): Promise<StandbyKeyEntry[]> {
+  /**
+   * The keys a region's standby needs (its active key, recently retired ones). Without an active key, the
+   * first one is created when `create` allows it (a region this instance serves); otherwise undefined.
+   */
+  async forRegion(region: string, create: boolean): Promise<StandbyKeyEntry[] | undefined> {
     let rows = await this.#regionRows(region);
     if (!rows.some((r) => r.status === 'active')) {
+      if (!create) return undefined;
       await this.#create(region);
       rows = await this.#regionRows(region);
     }
