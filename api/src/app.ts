@@ -70,6 +70,12 @@ export function createApp(deps: Deps): Koa {
   // The siteverify paths answer a refused request (413, 415, 400, 429) in the vendor's shape.
   app.use(siteverifyBoundary());
   app.use(internalEndpoints(deps.config.internal));
+  // Admin answers hold secrets (a new app secret, a rotated key, a sync credential, a session) or what they
+  // guard: no browser or proxy cache may keep them. Error answers included, so the rule has no exception.
+  app.use(function adminAnswersNotStored(ctx, next) {
+    if (ctx.path.startsWith('/admin/')) ctx.set('Cache-Control', 'no-store');
+    return next();
+  });
   app.use(databaseErrors(databaseHealth));
   app.use(authThrottling(deps.authThrottle));
   app.use(function notFound(ctx, next) {
