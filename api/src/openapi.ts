@@ -513,7 +513,7 @@ export const openapiDocument = {
         ],
         responses: {
           '200': { description: 'The snapshot', ...json(ok({ type: 'object' })) },
-          ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
+          ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },
     },
