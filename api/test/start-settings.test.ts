@@ -75,14 +75,21 @@ describe.runIf(run)('npm start settings', { timeout: 240_000 }, () => {
       await new Promise((r) => setTimeout(r, 200));
       seen.add(await refreshedAt());
     }
+    // The standby URLs the banner prints answer at their root: which role, and where its state is.
+    for (const role of ['bypass', 'fallback']) {
+      const root = firstUrl(started.banner.get(`Standby ${role}`));
+      const res = await fetch(`${root}/`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ code: 0, data: { role, links: { status: '/status' } } });
+    }
     const after = started
       .output()
       .slice(banner)
       .split('\n')
       .filter((l) => l.startsWith('{'));
-    // This test's own reads of /status aside, nothing at info.
+    // This test's own reads of / and /status aside, nothing at info.
     const entries = after.map((l) => JSON.parse(l) as { level: number; path?: string });
-    expect(entries.filter((e) => e.level >= 30 && e.path !== '/status')).toEqual([]);
+    expect(entries.filter((e) => e.level >= 30 && e.path !== '/status' && e.path !== '/')).toEqual([]);
     expect(entries.filter((e) => e.path === '/status').length).toBeGreaterThan(0);
   });
 

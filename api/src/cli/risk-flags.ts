@@ -73,14 +73,15 @@ export function readPolicyFlag(raw: string, cwd: string): Record<string, unknown
 
 /** Refuses a policy the risk engine would not accept, naming the field. */
 export function checkPolicy(policy: Record<string, unknown>, flag: string): Record<string, unknown> {
+  // A misspelt field first, in words and with where the fields are listed; then the schema's own checks.
+  const unknown = Object.keys(policy).filter((k) => !(k in riskPolicy.shape));
+  if (unknown.length) {
+    throw new UsageError(`${flag}: unknown field ${unknown[0]} (docs/cli.md lists the policy's fields).`);
+  }
   const result = riskPolicy.safeParse(policy);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     throw new UsageError(`${flag}: ${issue.path.join('.') || 'policy'}: ${issue.message}.`);
-  }
-  const unknown = Object.keys(policy).filter((k) => !(k in riskPolicy.shape));
-  if (unknown.length) {
-    throw new UsageError(`${flag}: unknown field ${unknown[0]} (docs/cli.md lists the policy's fields).`);
   }
   return policy;
 }
