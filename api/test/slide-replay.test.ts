@@ -49,16 +49,17 @@ function replay(recording: readonly TrajectoryPoint[], x: number, noise: number,
 function suite(store: 'memory' | 'redis') {
   let api: TestApi;
   let app: { appKey: string; appId: string };
+  const saved = { ...process.env };
   beforeAll(async () => {
-    // Drawn inline: a pool sheds inits that come faster than its renderer draws.
-    api = await startTestApi({
-      IMAGE_POOL_SIZE: '0',
-      TRUSTED_PROXIES: 'loopback',
-      ...(store === 'redis' ? { REDIS_URL } : {}),
-    });
+    // Drawn inline (read from the process's environment): a pool sheds inits faster than it draws.
+    process.env.IMAGE_POOL_SIZE = '0';
+    api = await startTestApi({ TRUSTED_PROXIES: 'loopback', ...(store === 'redis' ? { REDIS_URL } : {}) });
     app = await api.createApp({ name: `replay-${store}`, risk_policy: POLICY });
   });
-  afterAll(() => api?.close());
+  afterAll(async () => {
+    process.env = saved;
+    await api?.close();
+  });
 
   /**
    * A new slide challenge and a way to answer it with a drag ending on x. Each from its own network (as

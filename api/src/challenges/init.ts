@@ -17,8 +17,9 @@ import {
   checkServerToken,
   spendServerTokenUse,
 } from '../tokens/server-tokens.ts';
-import { makeImage, makePow, pickImageKind } from './kinds.ts';
+import { makeImage, makePow } from './kinds.ts';
 import { keyboardPow } from './priced-pow.ts';
+import { nextImageKind } from './retry-kind.ts';
 import { CHALLENGE_TTL_SECONDS, type SealedChallenge, sealChallenge } from './sealed-challenge.ts';
 
 export const initBody = z.object({
@@ -143,7 +144,9 @@ export async function initChallenge(
 
   // Taken before anything is counted: an image init shed while the pool refills (503) spends no quota.
   const image =
-    tier === 'invisible' ? undefined : await makeImage(pickImageKind(policy.image_kinds), deps.logger);
+    tier === 'invisible'
+      ? undefined
+      : await makeImage(await nextImageKind(deps, app.id, facts.ip, policy.image_kinds), deps.logger);
   // With overage the count cannot refuse: answered without waiting for its statement (write-behind), unless
   // a server token's use is spent below, whose failure gives the unit back (refundChallenge needs it written).
   // A source past its share of the month's units is served (at the image stage) without spending them.

@@ -153,11 +153,17 @@ function passTokenInput(
  */
 async function recordAnswer(
   deps: Deps,
-  challenge: { app: string; ip: string; id: string },
+  challenge: { app: string; ip: string; id: string; img?: { kind: string } },
   event: 'failed' | 'passed' | 'passed_keyboard',
 ): Promise<void> {
+  const key = historyKey(challenge.app, challenge.ip);
+  const answers = deps.risk.answers;
   try {
-    await deps.risk.answers.record(historyKey(challenge.app, challenge.ip), event);
+    // A wrong answer's kind is what the client's next picture will be (retry-kind.ts); a pass forgets it.
+    await Promise.all([
+      answers.record(key, event),
+      answers.rememberKind?.(key, event === 'failed' ? (challenge.img?.kind ?? null) : null),
+    ]);
   } catch (error) {
     deps.logger.warn({ err: error, challenge: challenge.id }, 'answer history not recorded');
   }

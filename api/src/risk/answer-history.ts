@@ -47,7 +47,16 @@ export interface AnswerHistory {
   record(key: string, event: AnswerEvent, now?: number): Promise<void>;
   /** The slide drags each app saw recently, in the same store (replays.ts). */
   readonly replays: ReplayMemory;
+  /**
+   * The kind of picture a client last answered wrongly (null: it passed since), so that its next picture
+   * is of the same kind: a person who missed tries the same task again. Kept for RETRY_KIND_MS.
+   */
+  rememberKind?(key: string, kind: string | null, now?: number): Promise<void>;
+  retryKind?(key: string, now?: number): Promise<string | undefined>;
 }
+
+/** How long a wrong answer's kind is kept for the client's next picture. */
+export const RETRY_KIND_MS = 10 * 60_000;
 
 /**
  * The history key of a client for one app (as the velocity counts: one integrator's users never move another's):
@@ -100,7 +109,21 @@ export function answerFindings(counts: AnswerCounts): {
 export class MemoryAnswerHistory implements AnswerHistory {
   readonly #entries = new Map<string, AnswerCounts & { at: number }>();
   readonly #maxKeys: number;
+  readonly #kinds = new Map<string, { kind: string; until: number }>();
   readonly replays: ReplayMemory = new MemoryReplayMemory();
+
+  async rememberKind(key: string, kind: string | null, now = Date.now()): Promise<void> {
+    if (kind === null) this.#kinds.delete(key);
+    else {
+      if (this.#kinds.size >= this.#maxKeys && !this.#kinds.has(key)) this.#kinds.clear();
+      this.#kinds.set(key, { kind, until: now + RETRY_KIND_MS });
+    }
+  }
+
+  async retryKind(key: string, now = Date.now()): Promise<string | undefined> {
+    const entry = this.#kinds.get(key);
+    return entry && entry.until > now ? entry.kind : undefined;
+  }
 
   constructor(maxKeys = 100_000) {
     this.#maxKeys = maxKeys;
@@ -148,6 +171,15 @@ export class RedisAnswerHistory implements AnswerHistory {
   constructor(redis: Redis) {
     this.#redis = redis;
     this.replays = new RedisReplayMemory(redis);
+  }
+
+  async rememberKind(key: string, kind: string | null): Promise<void> {
+    if (kind === null) await this.#redis.del(`gatehouse:ans:${key}:kind`);
+    else await this.#redis.set(`gatehouse:ans:${key}:kind`, kind, 'PX', RETRY_KIND_MS);
+  }
+
+  async retryKind(key: string): Promise<string | undefined> {
+    return (await this.#redis.get(`gatehouse:ans:${key}:kind`)) ?? undefined;
   }
 
   async read(key: string, now = Date.now()): Promise<AnswerCounts> {

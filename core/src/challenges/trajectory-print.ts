@@ -41,12 +41,14 @@ export const TRAJECTORY_PRINT = {
   /**
    * A replay: shapes closer than this root mean square difference (px-like units: x as a share of a 150 px
    * drag, y in px), whatever the sampling; or closer than `sameTimingShapeRms` with sample counts per slice
-   * differing by at most `sameTimingCounts` in all. A replay with up to 1.5 px of noise on every sample stays
-   * under them (with 3 px, about 99 in 100); two live drags of the human model meet them about 3 times in
-   * 1,000,000 pairs (trajectory-print.test.ts).
+   * differing by at most `sameTimingCounts` in all (a replay sent as recorded keeps them; a browser
+   * sampling at its frame rate makes live drags of one duration alike in counts, so the shape must be close
+   * too). A replay with 0.7 px of noise on every sample stays under them (with 1.5 px, about 9 in 10); two
+   * live drags of the human model meet them about once in 100,000 pairs, sampled at random or at 60 Hz
+   * (trajectory-print.test.ts).
    */
-  sameShapeRms: 0.25,
-  sameTimingShapeRms: 1.5,
+  sameShapeRms: 0.3,
+  sameTimingShapeRms: 0.6,
   sameTimingCounts: 3,
 } as const;
 
