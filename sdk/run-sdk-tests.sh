@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the Go and PHP server SDK suites: unit tests, the shared vectors (sdk/test-vectors) against fake
-# hosts, and integration tests and docs examples (docs/sdk-go.md, docs/sdk-php.md) against a real main API
+# hosts, and integration tests and docs examples (sdk/go/README.md, docs/sdk-php.md) against a real main API
 # and a real standby (both roles), which this script starts on free ports with a temporary DATA_DIR, a
 # test-mode app and a headless solver. The main API publishes two fallback hosts at GET /v1/standby: a
 # port the tests play themselves (nothing listens there otherwise: a host that is down), then the real
