@@ -141,7 +141,8 @@ export const SOLVERS: readonly Solver[] = [
     'person model: eased drag dropped off by eye and hand (mouse or finger), true gap',
     'oracle',
     personDrag,
-    'control',
+    // Measured in the long form (goal 95 %); the CI form keeps its controls' count and bounds.
+    'info',
   ),
   {
     id: 'click-control',
