@@ -4,7 +4,7 @@
 #
 #   bash loadtest/cluster/images.sh [api|standby|operator|pause ...]    (default: all four)
 #
-# Output: .cache/cluster/images/<name>.tar holding localhost/gatehouse/<name>:dev (CLUSTER_IMAGE_TAG), and
+# Output: .cache/cluster/images/<name>.tar holding localhost/gatehouse/<name>:0.0.0-dev (CLUSTER_IMAGE_TAG), and
 # pause.tar holding localhost/pause:local, the pods' sandbox: Debian's static catatonit, as `catatonit -P`.
 # The Dockerfiles start FROM node:24-slim. Where Docker Hub cannot be reached, that base is made here from
 # the same parts: Debian 12 (debootstrap --variant=minbase), the Node 24 binary of the repository's `node`
@@ -16,7 +16,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=${CLUSTER_CACHE_DIR:-$repo/.cache/cluster}
-tag=${CLUSTER_IMAGE_TAG:-dev}
+tag=${CLUSTER_IMAGE_TAG:-0.0.0-dev}
 mkdir -p "$work/images" "$work/containers"
 work=$(cd "$work" && pwd)
 (($# == 0)) && set -- api standby operator pause
@@ -83,7 +83,14 @@ for name in "$@"; do
     --volume "$HOME/.npm:/root/.npm:O" \
     -f "$repo/$name/Dockerfile" -t "$image" "$repo" >"$work/images/$name.build.log" 2>&1 ||
     { tail -n 30 "$work/images/$name.build.log" >&2; exit 1; }
+  # The archive is rewritten only when the image changed: the cluster re-imports an archive that did.
+  id=$(bh inspect --type image --format '{{.FromImageID}}' "$image")
+  if [[ -f $work/images/$name.tar && -f $work/images/$name.id && $(<"$work/images/$name.id") == "$id" ]]; then
+    log "$image unchanged (${id:0:12})"
+    continue
+  fi
   rm -f "$work/images/$name.tar"
   bh push --quiet "$image" "docker-archive:$work/images/$name.tar:$image" >/dev/null
-  log "$image -> $work/images/$name.tar ($(du -h "$work/images/$name.tar" | cut -f1))"
+  echo "$id" >"$work/images/$name.id"
+  log "$image -> $work/images/$name.tar ($(du -h "$work/images/$name.tar" | cut -f1), ${id:0:12})"
 done

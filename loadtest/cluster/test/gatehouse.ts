@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { clusterEnv, helm, type Kube, type KubeObject, podReady, ROOT, waitFor } from './harness.ts';
+
+/** Gatehouse on the local cluster: the chart (helm), an App as a platform team writes it, its pods. */
+
+export const NS = 'gatehouse-system';
+const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const run = promisify(execFile);
+const psql = (sql: string) => run('psql', [POSTGRES, '-v', 'ON_ERROR_STOP=1', '-qc', sql]);
+
+/** A fresh database on the host's PostgreSQL, then `helm install` with loadtest/cluster/values.yaml. */
+export async function installChart(database: string): Promise<void> {
+  await psql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await psql(`CREATE DATABASE ${database}`);
+  await helm(
+    'install',
+    'gatehouse',
+    join(ROOT, 'charts/gatehouse'),
+    '--namespace',
+    NS,
+    '--create-namespace',
+    '-f',
+    join(ROOT, 'loadtest/cluster/values.yaml'),
+    '--set',
+    `externalDatabase.url=postgres://postgres@${clusterEnv().CLUSTER_DATABASE_HOST}/${database}`,
+    '--wait',
+    '--timeout',
+    '300s',
+  );
+}
+
+export async function uninstallChart(database: string): Promise<void> {
+  await helm('uninstall', 'gatehouse', '--namespace', NS, '--wait', '--timeout', '120s').catch((e) =>
+    console.warn(e),
+  );
+  await psql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch((e) => console.warn(e));
+}
+
+/** An App in test mode (the invisible tier), on the chart's Secrets, `apiReplicas` API pods per region. */
+export function appManifest(name: string, regions: string[], apiReplicas = 2) {
+  return {
+    apiVersion: 'gatehouse.dev/v1alpha1',
+    kind: 'App',
+    metadata: { name },
+    spec: {
+      plan: 'free',
+      testMode: true,
+      runtimeSecretRef: { name: 'gatehouse-runtime' },
+      regions: regions.map((r) => ({
+        name: r,
+        replicas: apiReplicas,
+        standby: { replicas: 1 },
+        nodeSelector: { 'topology.kubernetes.io/region': r },
+        databaseSecretRef: { name: `gatehouse-db-${r}`, key: 'DATABASE_URL' },
+        // No Ingress controller or public DNS here: the operator probes the region's API Service.
+        probeUrl: `http://${name}-${r}-api.${NS}.svc.cluster.local`,
+        hosts: {
+          api: `${r}.captcha.${name}.test`,
+          bypass: [`bypass.${r}-1.captcha.${name}.test`, `bypass.${r}-2.captcha.${name}.test`],
+          fallback: [
+            `fallbackapiv1.${r}-1.captcha.${name}.test`,
+            `fallbackapiv1.${r}-2.captcha.${name}.test`,
+          ],
+        },
+      })),
+    },
+  };
+}
+
+export const ownedBy = (app: string) => `labelSelector=${encodeURIComponent(`gatehouse.dev/app=${app}`)}`;
+
+/** Applies the App and waits until all its pods (API, bypass, fallback per region) are Ready. */
+export async function applyApp(
+  kube: Kube,
+  name: string,
+  regions: string[],
+  apiReplicas = 2,
+): Promise<KubeObject[]> {
+  await kube.create(
+    `/apis/gatehouse.dev/v1alpha1/namespaces/${NS}/apps`,
+    appManifest(name, regions, apiReplicas),
+  );
+  let seen = '';
+  try {
+    return await waitFor(`every pod of App ${name} Ready`, 180_000, async () => {
+      const items = await kube.list(`/api/v1/namespaces/${NS}/pods?${ownedBy(name)}`);
+      seen = items.map((p) => `${p.metadata.name}: ${podReady(p) ? 'Ready' : p.status?.phase}`).join(', ');
+      return items.length === regions.length * (apiReplicas + 2) && items.every(podReady) ? items : undefined;
+    });
+  } catch (e) {
+    throw new Error(`${e} (pods: ${seen})`);
+  }
+}
+
+/** The app key and secret the operator registered and wrote to `<app>-credentials`. */
+export async function appCredentials(
+  kube: Kube,
+  name: string,
+): Promise<{ appKey: string; appSecret: string }> {
+  const secret = await kube.get(`/api/v1/namespaces/${NS}/secrets/${name}-credentials`);
+  const read = (k: string) => Buffer.from(secret.data[k], 'base64').toString('utf8');
+  return { appKey: read('app_key'), appSecret: read('app_secret') };
+}
