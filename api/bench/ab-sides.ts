@@ -52,14 +52,22 @@ export async function prepareAbSides(options: AbSidesOptions): Promise<AbSides> 
   mkdirSync(tree);
   const workspaces = options.workspaces ?? {};
   const revision = options.base === 'worktree' ? 'HEAD' : options.base;
-  const archive = execFileSync(
+  // Checked out through an index of its own, not `git archive`: the repository's .gitattributes
+  // export-ignores everything but the PHP package (docs/decisions.md).
+  const git = { env: { ...process.env, GIT_INDEX_FILE: join(work, 'index') }, maxBuffer: 1 << 30 };
+  execFileSync('git', ['-C', REPO, 'read-tree', revision], git);
+  const files = execFileSync(
     'git',
-    ['-C', REPO, 'archive', revision, 'api', ...Object.values(workspaces)],
-    {
-      maxBuffer: 1 << 30,
-    },
-  );
-  execFileSync('tar', ['-x', '-C', tree, '--exclude=*.test.ts', '--exclude=api/test'], { input: archive });
+    ['-C', REPO, 'ls-files', '-z', '--', 'api', ...Object.values(workspaces)],
+    git,
+  )
+    .toString()
+    .split('\0')
+    .filter((f) => f && !f.endsWith('.test.ts') && !f.startsWith('api/test/'));
+  execFileSync('git', ['-C', REPO, 'checkout-index', '-z', '--stdin', `--prefix=${tree}/`], {
+    ...git,
+    input: files.join('\0'),
+  });
   for (const taken of options.take ?? []) {
     const path = taken.slice(taken.indexOf(':') + 1);
     writeFileSync(join(tree, path), execFileSync('git', ['-C', REPO, 'show', taken], { maxBuffer: 1 << 30 }));
