@@ -593,21 +593,39 @@ export const openapiDocument = {
     },
     '/admin/v1/apps': {
       get: {
-        summary: 'List apps',
+        summary: 'List apps, a page at a time in creation order; follow next_cursor until it is null',
         security: adminAuth,
+        parameters: [
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
+          },
+          {
+            name: 'cursor',
+            in: 'query',
+            required: false,
+            description: 'The next_cursor of the previous page',
+            schema: { type: 'string', maxLength: 200 },
+          },
+        ],
         responses: {
           '200': {
-            description: 'Apps',
+            description: 'One page of apps',
             ...json(
               ok({
                 type: 'object',
-                required: ['apps'],
-                properties: { apps: { type: 'array', items: appView } },
+                required: ['apps', 'next_cursor'],
+                properties: {
+                  apps: { type: 'array', items: appView },
+                  next_cursor: { type: ['string', 'null'] },
+                },
                 additionalProperties: false,
               }),
             ),
           },
-          ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
+          ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
       post: {

@@ -39,6 +39,32 @@ export class AppRepository {
   }
 
   /**
+   * One page of apps in creation order, `limit` at most, after the app whose id is `after` (the last of
+   * the previous page); `next` is this page's last app when more may follow, and undefined `apps` means
+   * `after` names no app. Ties in creation time are broken by id, and the position is compared in the
+   * database at its own precision (a JavaScript Date would drop microseconds and show apps twice), so
+   * every app is on exactly one page even while apps are created between pages.
+   */
+  async page(limit: number, after?: string): Promise<{ apps: App[]; next?: App } | undefined> {
+    if (after !== undefined) {
+      const [anchor] = await this.#db.select({ id: apps.id }).from(apps).where(eq(apps.id, after));
+      if (!anchor) return undefined;
+    }
+    const rows = await this.#db
+      .select()
+      .from(apps)
+      .where(
+        after === undefined
+          ? undefined
+          : sql`(${apps.createdAt}, ${apps.id}) > (select a.created_at, a.id from apps a where a.id = ${after})`,
+      )
+      .orderBy(asc(apps.createdAt), asc(apps.id))
+      .limit(limit + 1);
+    const page = rows.slice(0, limit);
+    return rows.length > limit ? { apps: page, next: page[page.length - 1] } : { apps: page };
+  }
+
+  /**
    * The app this public key names, or null: its current key, or the key it had before a rotation while
    * that rotation's grace lasts (checked on every call, cached or not). Served from a short cache.
    */

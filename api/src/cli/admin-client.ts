@@ -34,8 +34,19 @@ export class AdminClient implements AppsBackend {
     this.#target = target;
   }
 
-  list(): Promise<{ apps: AppView[] }> {
-    return this.#call('GET', '/admin/v1/apps');
+  /** Every app: the admin API answers a page at a time, followed here until the last. */
+  async list(): Promise<{ apps: AppView[] }> {
+    const apps: AppView[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { apps: AppView[]; next_cursor: string | null } = await this.#call(
+        'GET',
+        `/admin/v1/apps?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      apps.push(...page.apps);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return { apps };
   }
 
   show(appKey: string): Promise<AppView> {

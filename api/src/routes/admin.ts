@@ -24,13 +24,37 @@ export const rotateBody = z
 export const appKeyParam = z.string().regex(/^ak_[A-Za-z0-9_-]{1,64}$/, 'not an app key');
 
 /** Admin API for the `gatehouse` command and the operator: apps and their secrets, behind a bearer token. */
+/** Apps per page of `GET /admin/v1/apps`: the default, and the most one request may ask for. */
+export const APP_PAGE = { default: 100, max: 500 } as const;
+
+/** A page's position: the id of the last app it showed, opaque to clients. */
+const encodeCursor = (app: { id: string }) => Buffer.from(app.id).toString('base64url');
+
+const cursor = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be a next_cursor from a previous page')
+  .transform((value) => Buffer.from(value, 'base64url').toString('utf8'));
+
+const listAppsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(APP_PAGE.max).default(APP_PAGE.default),
+  cursor: cursor.optional(),
+});
+
 export function adminRoutes(router: Router, deps: Deps): void {
   const guard = requireAdmin(deps.adminToken, deps.consoleSessions);
   const key = (raw: string | undefined) =>
     parseOrThrow(z.object({ appKey: appKeyParam }), { appKey: raw }).appKey;
 
   router.get('/admin/v1/apps', guard, async function listApps(ctx) {
-    ctx.body = success({ apps: (await deps.apps.list()).map(describeApp) });
+    const { limit, cursor } = parseOrThrow(listAppsQuery, ctx.query);
+    const page = await deps.apps.page(limit, cursor);
+    if (!page)
+      throw new GatehouseError('invalid_request', 'cursor: must be a next_cursor from a previous page');
+    ctx.body = success({
+      apps: page.apps.map(describeApp),
+      next_cursor: page.next ? encodeCursor(page.next) : null,
+    });
   });
   router.post('/admin/v1/apps', guard, async function createApp(ctx) {
     const settings = readBody(ctx, createAppBody);

@@ -81,6 +81,23 @@ export async function api(method: string, path: string, body?: unknown): Promise
   }
 }
 
+/** One page of apps (`cursor`: the previous page's next_cursor), as `GET /admin/v1/apps` pages them. */
+export function appsPage(cursor?: string | null): Promise<{ apps: Json[]; next_cursor: string | null }> {
+  return api('GET', `/admin/v1/apps${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
+}
+
+/** Every app, page after page: for the views that name apps by key. */
+export async function allApps(): Promise<Json[]> {
+  const all: Json[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await appsPage(cursor);
+    all.push(...page.apps);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return all;
+}
+
 /** A handler for a failed read that shows its message (a view never leaves a rejection unhandled). */
 export const showError =
   (set: (message: string) => void) =>

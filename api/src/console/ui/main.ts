@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, api, type Json, session, showError } from './api.ts';
+import { ApiError, api, appsPage, type Json, session, showError } from './api.ts';
 import { AppView } from './app-view.ts';
 import { Overview } from './overview.ts';
 import { DecisionTable, managedLabel, SecretNotice, useAppNames } from './parts.ts';
@@ -62,12 +62,24 @@ function SignIn(props: { onSignedIn: () => void; ended: boolean }) {
 
 function AppsList(props: { open: (key: string) => void }) {
   const [apps, setApps] = useState<Json[] | null>(null);
+  /** Where the next page starts; null once every app is shown. */
+  const [more, setMore] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<Json | null>(null);
   const load = () =>
-    api('GET', '/admin/v1/apps')
-      .then((d) => setApps(d.apps))
+    appsPage()
+      .then((page) => {
+        setApps(page.apps);
+        setMore(page.next_cursor);
+      })
+      .catch((e) => setError(String(e.message ?? e)));
+  const showMore = () =>
+    appsPage(more)
+      .then((page) => {
+        setApps((shown) => [...(shown ?? []), ...page.apps]);
+        setMore(page.next_cursor);
+      })
       .catch((e) => setError(String(e.message ?? e)));
   useEffect(() => void load(), []);
   const create = async (event: Event) => {
@@ -111,7 +123,8 @@ function AppsList(props: { open: (key: string) => void }) {
                 </tr>`,
               )}
             </tbody>
-          </table>`
+          </table>
+          ${more && html`<button type="button" onClick=${showMore}>Show more apps</button>`}`
     }
   </section>`;
 }

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Json } from './api.ts';
+import { allApps, type Json } from './api.ts';
 import { CopyButton } from './copy.ts';
 
 /** Pieces more than one view shows. */
@@ -39,10 +39,10 @@ export function SecretNotice(props: { app: Json; appKey?: string; onDone: () => 
 export function useAppNames(): Map<string, string> {
   const [names, setNames] = useState(new Map<string, string>());
   useEffect(() => {
-    api('GET', '/admin/v1/apps')
-      .then((d) => {
+    allApps()
+      .then((apps) => {
         const map = new Map<string, string>();
-        for (const a of d.apps as Json[]) {
+        for (const a of apps) {
           map.set(a.app_key, a.name);
           if (a.previous_app_key) map.set(a.previous_app_key, a.name);
         }
