@@ -20,6 +20,31 @@ import { issueServerTokenBody } from './tokens/server-tokens.ts';
  */
 const body = requestSchema;
 const appKeyPath = pathParameter('appKey', appKeyParam);
+
+/**
+ * Where an app's answer leads (OpenAPI links): every operation on the app its `app_key` names. A client
+ * generator or a stateful fuzzer follows them from a create (or a key rotation) to the rest of the app's
+ * life.
+ */
+const appLinks = Object.fromEntries(
+  (
+    [
+      ['GetApp', '/admin/v1/apps/{appKey}', 'get'],
+      ['UpdateApp', '/admin/v1/apps/{appKey}', 'patch'],
+      ['RotateSecret', '/admin/v1/apps/{appKey}/rotate-secret', 'post'],
+      ['RotateKey', '/admin/v1/apps/{appKey}/rotate-key', 'post'],
+      ['DisableApp', '/admin/v1/apps/{appKey}/disable', 'post'],
+      ['EnableApp', '/admin/v1/apps/{appKey}/enable', 'post'],
+    ] as const
+  ).map(([name, path, method]) => [
+    name,
+    {
+      // A JSON pointer in a URI fragment: `~` and `/` escaped (RFC 6901), then braces percent-encoded.
+      operationRef: `#/paths/${encodeURIComponent(path.replaceAll('~', '~0').replaceAll('/', '~1'))}/${method}`,
+      parameters: { appKey: '$response.body#/data/app_key' },
+    },
+  ]),
+);
 const kidPath = pathParameter('kid', standbyKidParam);
 
 /** The error envelope; `codes` narrows `error` to what one response can carry. */
@@ -633,7 +658,7 @@ export const openapiDocument = {
         security: adminAuth,
         requestBody: { required: true, ...json(body(createAppBody)) },
         responses: {
-          '201': { description: 'Created', ...json(ok(appView)) },
+          '201': { description: 'Created', ...json(ok(appView)), links: appLinks },
           ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
         },
       },
@@ -681,7 +706,7 @@ export const openapiDocument = {
         security: adminAuth,
         requestBody: { required: false, ...json(body(rotateBody)) },
         responses: {
-          '200': { description: 'The app under its new key', ...json(ok(appView)) },
+          '200': { description: 'The app under its new key', ...json(ok(appView)), links: appLinks },
           ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
         },
       },
