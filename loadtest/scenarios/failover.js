@@ -68,11 +68,9 @@ export const options = {
       exec: 'controller',
     },
   },
-  thresholds: {
-    ...thresholds({
-      http_req_failed: ['rate<0.5'],
-      'http_req_duration{expected_response:true}': ['p(95)<1500'],
-    }),
+  thresholds: thresholds({
+    http_req_failed: ['rate<0.5'],
+    'http_req_duration{expected_response:true}': ['p(95)<1500'],
     failed_verifications: ['count==0'],
     tokens_accepted_twice: ['count==0'],
     offline_tokens_accepted: ['count>0'],
@@ -80,7 +78,7 @@ export const options = {
     'verification_ms{phase:steady}': ['p(99)<2000'],
     switch_over_ms: ['max<5000'],
     switch_back_ms: ['max<30000'],
-  },
+  }),
 };
 
 export function setup() {
