@@ -21,6 +21,9 @@ import { enforceStandbyStore, standbyProcessStore } from './store-check.ts';
 import { logStoreState } from './store-events.ts';
 import { WidgetMirror } from './widget-mirror.ts';
 
+/** How often a standby without any snapshot asks for its first one. */
+const FIRST_SNAPSHOT_RETRY_MS = 1000;
+
 export interface RunningStandby {
   /** URLs by role, e.g. `{ bypass: 'http://127.0.0.1:8081' }`. */
   /** Per role, and `internal` (STANDBY_INTERNAL_PORT: the operator's mode endpoint) when configured. */
@@ -95,10 +98,26 @@ export async function startStandby(
     if (state === 'up') void refresh();
   });
   await refresh();
+  let stopFirstSnapshot = () => {};
   const refresher = setInterval(() => {
     if (!health.serving) void refresh();
   }, config.snapshotIntervalMs);
   refresher.unref();
+  // Without any snapshot the standby can serve nothing, whatever its mode: until the first one arrives it
+  // asks every second (the main API may still be starting), also when told to serve, instead of waiting
+  // for the next refresh, which a serving standby never makes. The first failure was logged above.
+  if (!snapshots.snapshot) {
+    const firstSnapshot = setInterval(() => {
+      if (snapshots.snapshot) clearInterval(firstSnapshot);
+      else
+        void snapshots.refresh().then(
+          () => clearInterval(firstSnapshot),
+          () => {},
+        );
+    }, FIRST_SNAPSHOT_RETRY_MS);
+    firstSnapshot.unref();
+    stopFirstSnapshot = () => clearInterval(firstSnapshot);
+  }
   health.start();
 
   const roles = config.role === 'both' ? (['bypass', 'fallback'] as const) : ([config.role] as const);
@@ -145,6 +164,7 @@ export async function startStandby(
     async close() {
       health.stop();
       clearInterval(refresher);
+      stopFirstSnapshot();
       await Promise.all(
         servers.map((s) => {
           s.closeAllConnections();
