@@ -11,7 +11,10 @@
  * is the operator's whole first pass.
  */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -79,6 +82,18 @@ const scrape = async () => {
     cpu: sum('process_cpu_seconds_total'),
     requests: sum('gatehouse_operator_kube_requests_total'),
     lagP99: sum('nodejs_eventloop_lag_p99_seconds'),
+    reconciles: sum('gatehouse_operator_reconcile_total'),
+    results: [
+      ...text.matchAll(
+        /^gatehouse_operator_(reconcile_total|workqueue_adds_total|workqueue_retries_total)(\{[^}]*\})? (\S+)$/gm,
+      ),
+    ].map((m) => `${m[1]}${m[2] ?? ''}=${m[3]}`),
+    verbs: Object.fromEntries(
+      [...text.matchAll(/^gatehouse_operator_kube_requests_total\{verb="(\w+)"\} (\S+)$/gm)].map((m) => [
+        m[1],
+        Number(m[2]),
+      ]),
+    ) as Record<string, number>,
   };
 };
 let peak = { rss: 0, heap: 0, lagP99: 0 };
@@ -96,7 +111,12 @@ const sampler = setInterval(async () => {
 await sleep(3000);
 const idle = await scrape();
 const started = Date.now();
-const probeUrl = api.url;
+// Every region's main API answers its probes from a listener of its own: the admin API shares this
+// process with the polling below, and a slow answer would flip verdicts and measure switching instead.
+const readyz = createServer((_req, res) => res.writeHead(200).end('ok'));
+readyz.listen(0, '127.0.0.1');
+await once(readyz, 'listening');
+const probeUrl = `http://127.0.0.1:${(readyz.address() as AddressInfo).port}`;
 for (let i = 0; i < N; i++) {
   const regions = REGION_NAMES.map((name) => region(name, { probeUrl }));
   await applyApp(admin, NS, `app${i}`, appSpec({ regions }));
@@ -135,13 +155,23 @@ const report = {
   timeToReconciledSeconds: +(firstPassMs / 1000).toFixed(1),
   firstPassCpuSeconds: +(afterPass.cpu - idle.cpu).toFixed(1),
   firstPassRequestsPerApp: +((afterPass.requests - idle.requests) / N).toFixed(1),
+  firstPassReconcilesPerApp: +((afterPass.reconciles - idle.reconciles) / N).toFixed(1),
+  quietReconcilesPerAppPerMinute: +(
+    ((afterQuiet.reconciles - afterPass.reconciles) / N) *
+    (60 / QUIET_S)
+  ).toFixed(2),
+  quietRequestsByVerb: Object.fromEntries(
+    Object.entries(afterQuiet.verbs).map(([verb, n]) => [verb, n - (afterPass.verbs[verb] ?? 0)]),
+  ),
   quietRequestsPerAppPerMinute: +(((afterQuiet.requests - afterPass.requests) / N) * (60 / QUIET_S)).toFixed(
     2,
   ),
 };
 console.log(JSON.stringify(report));
+if (process.env.BENCH_DEBUG) console.log(afterPass.results, afterQuiet.results);
 operator.kill('SIGTERM');
 await new Promise((r) => operator.on('exit', r));
+readyz.close();
 await api.close();
 await cp.stop();
 process.exit(0);

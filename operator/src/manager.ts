@@ -8,6 +8,7 @@ import { AppController } from './controllers/app-controller.ts';
 import type { ControllerDeps, ObservedDeployment } from './controllers/context.ts';
 import { CHILD_TYPES } from './controllers/desired/index.ts';
 import { LABEL, MANAGED_BY } from './controllers/names.ts';
+import { ownedChangeMatters } from './controllers/owned-change.ts';
 import { Reason } from './controllers/reasons.ts';
 import { upgradeCrd } from './crd-upgrade.ts';
 import { MainApiProber, type ProbeFn } from './health/prober.ts';
@@ -282,8 +283,15 @@ export class Manager {
       if (app) enqueue(`${o.metadata?.namespace}/${app.name}`);
     };
     const informers = [apps, ...owned.map((o) => o.informer)];
-    for (const { informer } of owned)
-      informer.on({ add: onOwned, update: (_old, o) => onOwned(o), delete: onOwned });
+    for (const { type, informer } of owned)
+      informer.on({
+        add: onOwned,
+        // Status heartbeats of owned objects are no work: only what the reconcile reads or undoes.
+        update: (old, o) => {
+          if (ownedChangeMatters(type.kind, old, o)) onOwned(o);
+        },
+        delete: onOwned,
+      });
     for (const informer of informers) informer.start();
     const stopping = new AbortController();
     const aborted = new Promise<void>((resolve) =>
