@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { createPuzzle, difficultyForSeconds, type Puzzle } from './pow/index.ts';
+import { createPuzzle, flatPriceDifficulty, type Puzzle } from './pow/index.ts';
 import { MAX_SEALED_LENGTH, openJson, sealJson } from './sealed.ts';
 
 /**
@@ -36,9 +36,9 @@ export function alternativeSeconds(tier: string, n: number, base: number): numbe
   return base * (tier === 'hard' ? 2 : 1) * 2 ** Math.max(0, n - 2);
 }
 
-/** A puzzle costing `seconds` of one browser core on average (the default policy's hash and sub-puzzle sizes). */
+/** A puzzle costing `seconds` of one browser core on average, at the flat price's sub-puzzle count. */
 export function alternativePuzzle(seconds: number): Puzzle {
-  return createPuzzle(difficultyForSeconds(seconds));
+  return createPuzzle(flatPriceDifficulty(seconds));
 }
 
 /**

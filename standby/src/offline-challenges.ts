@@ -13,7 +13,7 @@ import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
 import {
   createPuzzle,
   difficultyForScore,
-  difficultyForSeconds,
+  flatPriceDifficulty,
   nativeHasher,
   spotCheckSolutions,
   TEST_MODE_POW,
@@ -95,7 +95,7 @@ export async function startOfflineChallenge(
   // As the main API draws them (api/src/challenges/kinds.ts), inline: a standby serves only during an outage.
   const image = kind ? await generateChallenge(kind) : undefined;
   // An image answered with the keyboard must carry this puzzle's solution (docs/accessibility.md).
-  const kpow = image ? createPuzzle(difficultyForSeconds(keyboardSeconds)) : undefined;
+  const kpow = image ? createPuzzle(flatPriceDifficulty(keyboardSeconds)) : undefined;
   const challenge = sealJson(
     keys.challenge,
     {

@@ -1,26 +1,15 @@
-import { createPuzzle, DEFAULT_POW_POLICY, difficultyForSeconds, type Puzzle } from '@gatehouse/core/pow';
+import { createPuzzle, flatPriceDifficulty, type Puzzle } from '@gatehouse/core/pow';
 import { z } from 'zod';
 
 /**
- * Expected browser seconds of the extra proof-of-work a slide answer made with the keyboard carries (issue 15
- * item 3): about the hard tier's work at score 90 (docs/accessibility.md, "The keyboard path"). The widget
+ * Expected browser seconds of the extra proof-of-work a slide answer made with the keyboard carries: about the hard tier's work at score 90 (docs/accessibility.md, "The keyboard path"). The widget
  * starts it at the first key press inside the challenge, so it runs while the person moves the piece.
  */
 export const KEYBOARD_POW_SECONDS = 4.5;
 
-/**
- * Sub-puzzles of the flat-priced puzzles (the keyboard's proof, the accessible alternative's ticket): several
- * seconds of work whose end the widget announces, so the spread of one geometric draw (a 95th percentile
- * of 3× the mean) would be felt; twelve bring it to 1.5×. The server hashes every one (docs/pow.md), twelve
- * hashes for these rare submits against one for the invisible tier's.
- */
-export const FLAT_PRICE_SUB_PUZZLES = 12;
-
-/** A puzzle costing `seconds` of one browser core on average, in FLAT_PRICE_SUB_PUZZLES sub-puzzles. */
+/** A puzzle costing `seconds` of one browser core on average, at the flat price's sub-puzzle count. */
 export function powForSeconds(seconds: number): Puzzle {
-  return createPuzzle(
-    difficultyForSeconds(seconds, { ...DEFAULT_POW_POLICY, maxCount: FLAT_PRICE_SUB_PUZZLES }),
-  );
+  return createPuzzle(flatPriceDifficulty(seconds));
 }
 
 const keyboardEnv = z.object({

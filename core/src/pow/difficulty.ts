@@ -96,3 +96,16 @@ export function difficultyForSeconds(
 ): PowParams {
   return difficultyForScore(100, { ...policy, curve: [[0, seconds]] });
 }
+
+/**
+ * Sub-puzzles of the flat-priced puzzles (the keyboard's proof, the accessible alternative's ticket, on the
+ * main API and the standby alike): several seconds of work whose end the widget announces, so the spread
+ * of one geometric draw (a 95th percentile of 3× the mean) would be felt; twelve bring it to 1.5×. The
+ * verifier hashes every one (docs/pow.md): twelve hashes for these rare submits.
+ */
+export const FLAT_PRICE_SUB_PUZZLES = 12;
+
+/** Puzzle parameters of a flat price: `seconds` of one browser core on average, in FLAT_PRICE_SUB_PUZZLES sub-puzzles. */
+export function flatPriceDifficulty(seconds: number): PowParams {
+  return difficultyForSeconds(seconds, { ...DEFAULT_POW_POLICY, maxCount: FLAT_PRICE_SUB_PUZZLES });
+}

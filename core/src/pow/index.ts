@@ -8,6 +8,8 @@ export {
   type DifficultyPolicy,
   difficultyForScore,
   difficultyForSeconds,
+  FLAT_PRICE_SUB_PUZZLES,
+  flatPriceDifficulty,
   secondsForScore,
   TEST_MODE_POW,
 } from './difficulty.ts';
