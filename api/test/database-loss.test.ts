@@ -83,6 +83,29 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
   let appKey: string;
   let passToken: string;
 
+  /** A pass token of the test app, solved as the widget would. */
+  async function solvedToken(): Promise<string> {
+    const started = await api.post('/v1/challenge/init', { app_key: appKey, action: 'login' });
+    const pow = await solvePuzzle(started.body.data.pow as Puzzle);
+    const solved = await api.post('/v1/challenge/submit', {
+      app_key: appKey,
+      challenge_id: started.body.data.challenge_id,
+      challenge: started.body.data.challenge,
+      pow,
+    });
+    expect(solved.body.data.pass_token).toMatch(/^pt_/);
+    return solved.body.data.pass_token;
+  }
+  /** Waits (10 s at most) for /readyz to answer 200 again; the last status seen. */
+  async function readyAgain(): Promise<number> {
+    let ready = 0;
+    for (let i = 0; i < 100 && ready !== 200; i++) {
+      ready = (await fetch(`${api.url}/readyz`)).status;
+      if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return ready;
+  }
+
   beforeAll(async () => {
     const env: Record<string, string> = {};
     if (TEST_DATABASE === 'postgres') {
@@ -100,16 +123,7 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
     const created = await api.createApp({ name: 'outage', test_mode: true });
     appKey = created.appKey;
     auth = { 'X-App-Key': created.appKey, 'X-App-Secret': created.appSecret };
-    const started = await api.post('/v1/challenge/init', { app_key: appKey, action: 'login' });
-    const pow = await solvePuzzle(started.body.data.pow as Puzzle);
-    const solved = await api.post('/v1/challenge/submit', {
-      app_key: appKey,
-      challenge_id: started.body.data.challenge_id,
-      challenge: started.body.data.challenge,
-      pow,
-    });
-    passToken = solved.body.data.pass_token;
-    expect(passToken).toMatch(/^pt_/);
+    passToken = await solvedToken();
   });
   afterAll(async () => {
     await api?.close();
@@ -172,12 +186,7 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
     it('serves again once PostgreSQL returns, logging the return once; the token was not spent meanwhile', async () => {
       const before = lines.length;
       await proxy!.open();
-      let ready = 0;
-      for (let i = 0; i < 100 && ready !== 200; i++) {
-        ready = (await fetch(`${api.url}/readyz`)).status;
-        if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(ready).toBe(200);
+      expect(await readyAgain()).toBe(200);
       const started = await api.post('/v1/challenge/init', { app_key: appKey, action: 'login' });
       expect(started.status).toBe(200);
       const verdict = await api.post('/v1/validate', { pass_token: passToken }, auth);
@@ -188,16 +197,7 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
     });
 
     it('answers 503 to a request already waiting on a connection that went silent, and loses nothing', async () => {
-      const fresh = await api.post('/v1/challenge/init', { app_key: appKey, action: 'login' });
-      const pow = await solvePuzzle(fresh.body.data.pow as Puzzle);
-      const solved = await api.post('/v1/challenge/submit', {
-        app_key: appKey,
-        challenge_id: fresh.body.data.challenge_id,
-        challenge: fresh.body.data.challenge,
-        pow,
-      });
-      const token = solved.body.data.pass_token as string;
-      expect(token).toMatch(/^pt_/);
+      const token = await solvedToken();
       await proxy!.blackhole();
       // Its claim goes out on a pooled connection and never comes back: no error, no answer. It used to
       // wait until the database returned (29 s in the probe; here, for ever) while later requests got 503.
@@ -207,12 +207,7 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
       // Back: nothing the silent connection carried reached the database, so the token is still unspent.
       await proxy!.cut();
       await proxy!.open();
-      let ready = 0;
-      for (let i = 0; i < 100 && ready !== 200; i++) {
-        ready = (await fetch(`${api.url}/readyz`)).status;
-        if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(ready).toBe(200);
+      expect(await readyAgain()).toBe(200);
       const verdict = await api.post('/v1/validate', { pass_token: token }, auth);
       expect(verdict.body.data.valid).toBe(true);
     }, 60_000);
