@@ -4,7 +4,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseAvailable, IN_CI, postFrom, startTestApi, type TestApi } from './harness.ts';
+import {
+  AUTH_THROTTLE_DEFAULTS,
+  databaseAvailable,
+  IN_CI,
+  postFrom,
+  startTestApi,
+  type TestApi,
+} from './harness.ts';
 
 /*
  * The client address behind real proxies. With Koa's `proxy: true` (what TRUST_PROXY=true set, on every
@@ -126,13 +133,6 @@ http {
   };
 }
 
-/** The defaults of docs/security.md for failed authentication, stated so the test reaches them. */
-const AUTH_LIMITS = {
-  AUTH_FAILURE_WINDOW_SECONDS: '60',
-  AUTH_FAILURES_PER_SOURCE_AND_KEY: '10',
-  AUTH_FAILURES_PER_SOURCE: '30',
-  AUTH_FAILURES_PER_KEY: '100',
-};
 /** Five inits a minute per address: the limit a spoofed header must not multiply. */
 const STRICT_POLICY = { rate_limit: { ip_per_minute: 5, high_risk_ip_per_minute: 5 } };
 
@@ -146,8 +146,8 @@ describe.runIf(run)('client address behind real proxies', () => {
 
   beforeAll(async () => {
     [byRange, byHops] = await Promise.all([
-      startTestApi({ TRUSTED_PROXIES: '127.0.0.1', ...AUTH_LIMITS }),
-      startTestApi({ TRUSTED_PROXIES: '2', ...AUTH_LIMITS }),
+      startTestApi({ TRUSTED_PROXIES: '127.0.0.1', ...AUTH_THROTTLE_DEFAULTS }),
+      startTestApi({ TRUSTED_PROXIES: '2', ...AUTH_THROTTLE_DEFAULTS }),
     ]);
     [rangeProxies, hopProxies] = await Promise.all([startNginx(byRange.url), startNginx(byHops.url)]);
   }, 120_000);

@@ -119,6 +119,14 @@ export async function postJson(
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
+/** The failed-authentication defaults of docs/security.md, for the suites that must reach them. */
+export const AUTH_THROTTLE_DEFAULTS: Record<string, string> = {
+  AUTH_FAILURE_WINDOW_SECONDS: '60',
+  AUTH_FAILURES_PER_SOURCE_AND_KEY: '10',
+  AUTH_FAILURES_PER_SOURCE: '30',
+  AUTH_FAILURES_PER_KEY: '100',
+};
+
 /** Failed-authentication limits no test reaches by accident. */
 export const NO_AUTH_THROTTLE: Record<string, string> = {
   AUTH_FAILURES_PER_SOURCE_AND_KEY: '1000000',

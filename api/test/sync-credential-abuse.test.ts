@@ -5,7 +5,14 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStandbyConfig } from '../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../standby/src/standby.ts';
-import { databaseAvailable, type Json, postFrom, startTestApi, type TestApi } from './harness.ts';
+import {
+  AUTH_THROTTLE_DEFAULTS,
+  databaseAvailable,
+  type Json,
+  postFrom,
+  startTestApi,
+  type TestApi,
+} from './harness.ts';
 
 /*
  * The standby's sync credential unlocks every app's credential hashes and a region's signing keys, and
@@ -17,12 +24,6 @@ const run = await databaseAvailable();
 
 const GUESSER = '127.0.0.31';
 const STANDBY_HOST = '127.0.0.32';
-const AUTH_LIMITS = {
-  AUTH_FAILURE_WINDOW_SECONDS: '60',
-  AUTH_FAILURES_PER_SOURCE_AND_KEY: '10',
-  AUTH_FAILURES_PER_SOURCE: '30',
-  AUTH_FAILURES_PER_KEY: '100',
-};
 
 describe.runIf(run)('the sync credential and the mode switch under abuse', () => {
   let api: TestApi;
@@ -30,7 +31,7 @@ describe.runIf(run)('the sync credential and the mode switch under abuse', () =>
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
   beforeAll(async () => {
-    api = await startTestApi({ ...AUTH_LIMITS, STANDBY_REGIONS: 'eu-west' });
+    api = await startTestApi({ ...AUTH_THROTTLE_DEFAULTS, STANDBY_REGIONS: 'eu-west' });
     standby = await startStandby(
       loadStandbyConfig({
         MAIN_API_URL: api.url,
