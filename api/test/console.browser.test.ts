@@ -399,7 +399,9 @@ describe.runIf(run)('web console in Chromium', { timeout: 120_000 }, () => {
 
   it('ends the session when idle: the next action asks to sign in again', async () => {
     await page.goto(`${api.url}/console#/apps`);
-    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    // The list, not just its heading: a request still in flight when the clock moves would end the
+    // session before the click this test makes.
+    await page.getByRole('table', { name: 'Apps' }).waitFor();
     clockAhead += 31 * 60_000;
     await page.getByRole('link', { name: 'Risk decisions' }).click();
     await page.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();
