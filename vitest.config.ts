@@ -15,6 +15,7 @@ export default defineConfig({
         test: {
           name: 'pglite',
           include: [
+            'imports.test.ts',
             'core/**/*.test.ts',
             'api/**/*.test.ts',
             'standby/**/*.test.ts',

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { solveChallenge } from '@gatehouse/node/headless';
+import { chromiumAvailable, launchChromium } from '@gatehouse/web/testing';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../../sdk/web/test/browser.ts';
 import { startTestApi, type TestApi } from './harness.ts';
 
 /*

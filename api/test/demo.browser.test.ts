@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromiumAvailable, launchChromium } from '@gatehouse/web/testing';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumAvailable, launchChromium } from '../../sdk/web/test/browser.ts';
 import { databaseAvailable } from './harness.ts';
 import { firstUrl, type Started, startStartTs } from './start-process.ts';
 

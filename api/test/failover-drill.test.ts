@@ -4,9 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { solveChallenge } from '@gatehouse/node/headless';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Child as NodeProcess, waitUntilReady } from '../../loadtest/stack/processes.ts';
 import { ACTION, startBackend } from './failover/backend.ts';
-import { freePort } from './failover/processes.ts';
 import { type Minted, VerificationStream } from './failover/stream.ts';
 import {
   databaseAvailable,
@@ -16,6 +14,7 @@ import {
   redisAvailable,
   TEST_DATABASE,
 } from './harness.ts';
+import { freePort, Child as NodeProcess, waitUntilReady } from './processes.ts';
 
 /**
  * The failover drill (issue 4, docs/failover.md): the main API, two bypass and two fallback standby

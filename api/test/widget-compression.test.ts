@@ -3,8 +3,8 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { buildWidget } from '@gatehouse/web/build';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildWidget } from '../../sdk/web/build.ts';
 import { chooseEncoding } from '../src/routes/widget.ts';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
 

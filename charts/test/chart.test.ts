@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ControlPlane, controlPlaneAvailable } from '@gatehouse/operator/testing';
 import { dump, load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REGIONAL_TABLES } from '../../core/src/db/region.ts';
-import { type ControlPlane, controlPlaneAvailable } from '../../operator/test/control-plane.ts';
 import { renderedReadme } from '../scripts/readme.ts';
 import { drift, MANAGER_FILE, plan, renderedManager } from '../scripts/sync-operator.ts';
 import {

@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type ControlPlane, controlPlaneAvailable } from '@gatehouse/operator/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MANAGER_FILE } from '../../charts/scripts/sync-operator.ts';
 import {
@@ -16,7 +17,6 @@ import {
   startSchemaCluster,
 } from '../../charts/test/lib/kube.ts';
 import { missingTools, REPO, run } from '../../charts/test/lib/tools.ts';
-import { type ControlPlane, controlPlaneAvailable } from '../../operator/test/control-plane.ts';
 
 const SUITE = 'k8s/test/manifests.test.ts';
 const noKustomize = missingTools(`${SUITE} (kustomize)`, ['kustomize']).length > 0;

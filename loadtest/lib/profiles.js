@@ -1,7 +1,7 @@
 // Load profiles (after grafana/k6 examples): one shape per intent, applied to any exec function.
 // PROFILE picks one (default smoke); SHORT=1 shrinks every profile to seconds for CI.
 //
-//   import { scenario } from '../lib/profiles.js';
+//   import { scenario } from './profiles.js';
 //   export const options = { scenarios: { validate: scenario('validate', { rate: 50 }) } };
 
 const SHORT = __ENV.SHORT === '1' || __ENV.SHORT === 'true';

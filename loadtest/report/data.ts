@@ -1,11 +1,11 @@
-import type { BenchJson, Flow, Server } from '../../api/bench/report.ts';
-import type { ImageResult } from '../../core/bench/images.ts';
+import type { ImageResult } from '../bench/images.ts';
+import type { BenchJson, Flow, Server } from '../bench/report.ts';
 import type { Machine } from './machine.ts';
 
 /**
  * What `npm run bench:report` records: each step's own JSON output, kept as it wrote it, with how the
- * step ran. The steps are separate programs (api/bench/run.ts, core/bench/pow/run.ts,
- * core/bench/images.ts, k6 through loadtest/run.sh); where a step exports the type of its JSON, the
+ * step ran. The steps are separate programs (loadtest/bench/run.ts, loadtest/bench/pow/run.ts,
+ * loadtest/bench/images.ts, k6 through loadtest/run.sh); where a step exports the type of its JSON, the
  * report imports that type, and types here only the fields it reads of the others.
  */
 
@@ -21,7 +21,7 @@ export interface Step<T> {
   error?: string;
 }
 
-/** The API bench's `--json` output, as api/bench/report.ts defines it (a type import: nothing runs). */
+/** The API bench's `--json` output, as loadtest/bench/report.ts defines it (a type import: nothing runs). */
 export type ApiBench = BenchJson;
 export type ApiCase = BenchJson['cases'][number];
 export type { Flow, Server };

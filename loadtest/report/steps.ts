@@ -73,10 +73,10 @@ export function stepSpecs(o: StepOptions): Record<string, StepSpec> {
   const results = join(o.root, 'loadtest/results');
   return {
     api: {
-      command: `node api/bench/run.ts --peers --only postgresql --no-write ${apiArgs.join(' ')} --json FILE`,
+      command: `node loadtest/bench/run.ts --peers --only postgresql --no-write ${apiArgs.join(' ')} --json FILE`,
       program: o.node,
       args: [
-        'api/bench/run.ts',
+        'loadtest/bench/run.ts',
         '--peers',
         '--only',
         'postgresql',
@@ -88,19 +88,19 @@ export function stepSpecs(o: StepOptions): Record<string, StepSpec> {
       output: join(o.scratch, 'api.json'),
     },
     pow: {
-      command: `POW_BENCH_ROUNDS=${rounds} node core/bench/pow/run.ts`,
+      command: `POW_BENCH_ROUNDS=${rounds} node loadtest/bench/pow/run.ts`,
       program: o.node,
-      args: ['core/bench/pow/run.ts'],
+      args: ['loadtest/bench/pow/run.ts'],
       env: { POW_BENCH_ROUNDS: rounds },
       output: join(o.root, '.cache/pow-bench/results.json'),
     },
     images: {
-      command: `${pin.length ? 'taskset -c 0 ' : ''}node core/bench/images.ts --runs ${runs} --json FILE`,
+      command: `${pin.length ? 'taskset -c 0 ' : ''}node loadtest/bench/images.ts --runs ${runs} --json FILE`,
       program: pin[0] ?? o.node,
       args: [
         ...pin.slice(1),
         ...(pin.length ? [o.node] : []),
-        'core/bench/images.ts',
+        'loadtest/bench/images.ts',
         '--runs',
         runs,
         '--json',

@@ -4,9 +4,9 @@ import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { Child, ROOT, waitUntilReady } from '@gatehouse/api/testing/processes';
 import postgres from 'postgres';
 import { OperatorProbes } from './operator-probes.ts';
-import { Child, ROOT, waitUntilReady } from './processes.ts';
 import { startProxy } from './proxy.ts';
 
 /**

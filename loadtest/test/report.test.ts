@@ -47,7 +47,7 @@ function apiCase(name: string, flow: ApiCase['flow'], server: ApiCase['server'],
   };
 }
 
-const API_COMMAND = 'node api/bench/run.ts --peers --only postgresql --no-write --json FILE';
+const API_COMMAND = 'node loadtest/bench/run.ts --peers --only postgresql --no-write --json FILE';
 
 function data(overrides: Partial<ReportData['steps']> = {}): ReportData {
   const k6 = (over: number, back: number) => ({
@@ -87,7 +87,7 @@ function data(overrides: Partial<ReportData['steps']> = {}): ReportData {
         ],
         verdict: '',
       }),
-      pow: step('POW_BENCH_ROUNDS=2 node core/bench/pow/run.ts', {
+      pow: step('POW_BENCH_ROUNDS=2 node loadtest/bench/pow/run.ts', {
         machine: { chromium: '156', go: 'go1.26', rounds: 2, msPerMeasurement: 1000 },
         rows: [
           {
@@ -113,7 +113,7 @@ function data(overrides: Partial<ReportData['steps']> = {}): ReportData {
           },
         ],
       }),
-      images: step('node core/bench/images.ts --runs 200 --json FILE', {
+      images: step('node loadtest/bench/images.ts --runs 200 --json FILE', {
         runs: 200,
         results: [
           {

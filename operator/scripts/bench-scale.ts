@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startTestApi } from '../../api/test/harness.ts';
+import { startTestApi } from '@gatehouse/api/testing';
 import { applyApp, condition, createNamespace, getApp, startClusterWithOperator } from '../test/cluster.ts';
 import { appSpec, region } from '../test/fixtures.ts';
 

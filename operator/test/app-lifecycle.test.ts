@@ -1,5 +1,5 @@
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../api/test/harness.ts';
 import type { App } from '../src/api/v1alpha1/app-types.ts';
 import { FINALIZER } from '../src/api/v1alpha1/groupversion.ts';
 import type { Manager } from '../src/manager.ts';

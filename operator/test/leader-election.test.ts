@@ -1,5 +1,5 @@
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../api/test/harness.ts';
 import type { Manager } from '../src/manager.ts';
 import type { KubeClient } from '../src/runtime/kube-client.ts';
 import { DEPLOYMENTS, LEASES, resourcePath } from '../src/runtime/resources.ts';

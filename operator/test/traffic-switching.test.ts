@@ -1,10 +1,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../standby/src/standby.ts';
 import type { App } from '../src/api/v1alpha1/app-types.ts';

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Json, postJson, startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
 import {
@@ -17,7 +18,6 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYBOARD_POW_SECONDS } from '../../api/src/challenges/priced-pow.ts';
 import { DEFAULT_IMAGE_KINDS } from '../../api/src/risk/policy.ts';
-import { type Json, postJson, startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { expectMatchesOpenApi } from '../../api/test/openapi-assert.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { STANDBY_DEFAULT_KINDS } from '../src/offline-challenges.ts';

@@ -1,24 +1,28 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { databaseAvailable, type Json, postJson, startTestApi, type TestApi } from '@gatehouse/api/testing';
+import { freePort } from '@gatehouse/api/testing/processes';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
 import { openJson } from '@gatehouse/core/sealed';
+import {
+  chromiumAvailable,
+  copyServedWidget,
+  expectAccessible,
+  focusedClass,
+  landmarkPage,
+  launchChromium,
+  outcome,
+  type PageServer,
+  press,
+  render,
+  startPageServer,
+  waitFor,
+} from '@gatehouse/web/testing';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../api/test/failover/processes.ts';
-import {
-  databaseAvailable,
-  type Json,
-  postJson,
-  startTestApi,
-  type TestApi,
-} from '../../api/test/harness.ts';
-import { expectAccessible, landmarkPage } from '../../sdk/web/test/a11y.ts';
-import { chromiumAvailable, copyServedWidget, launchChromium } from '../../sdk/web/test/browser.ts';
-import { focusedClass, outcome, press, render, waitFor } from '../../sdk/web/test/helpers.ts';
-import { type PageServer, startPageServer } from '../../sdk/web/test/page-server.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 

@@ -1,12 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { postJson, startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postJson, startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { expectMatchesOpenApi } from '../../api/test/openapi-assert.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';

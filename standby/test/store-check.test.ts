@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { databaseAvailable, startTestApi, type TestApi } from '@gatehouse/api/testing';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { databaseAvailable, startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 

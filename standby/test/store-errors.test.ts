@@ -3,9 +3,9 @@ import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { REDIS_URL, redisAvailable, startTestApi, type TestApi } from '@gatehouse/api/testing';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { REDIS_URL, redisAvailable, startTestApi, type TestApi } from '../../api/test/harness.ts';
 import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 

@@ -5,8 +5,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type ControlPlane, startControlPlane } from '@gatehouse/operator/testing';
 import { loadAll } from 'js-yaml';
-import { type ControlPlane, startControlPlane } from '../../../operator/test/control-plane.ts';
 import { run } from './tools.ts';
 
 export interface KubeObject {

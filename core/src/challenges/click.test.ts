@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -82,31 +81,6 @@ describe('generateClick', () => {
       }
     }
   });
-
-  it("resists the harness's template locator (page-solvers.js): it lands on a target no more often than on any symbol", async () => {
-    // The same code the adversarial harness injects into the page (issue 15), on fixed seeds. On the
-    // uniform fills it replaced it hit 38 % of targets (offline.ts, 100 challenges) and every target of
-    // a challenge in 5 of 100; a pick among the 6–8 symbols at random hits 1 in 7.
-    const page: { __adversary?: { click(input: unknown): Array<{ x: number; y: number }> } } = {};
-    new Function(
-      'window',
-      readFileSync(new URL('../../../sdk/web/adversarial/page-solvers.js', import.meta.url), 'utf8'),
-    )(page);
-    let hit = 0;
-    let total = 0;
-    for (const { view, answer } of challenges.slice(0, 5)) {
-      const [scene, strip] = await Promise.all([decode(view.image), decode(view.promptImage)]);
-      const px = (p: typeof scene) => ({ w: p.width, h: p.height, d: p.data });
-      const at = page.__adversary?.click({ scene: px(scene), strip: px(strip) }) ?? [];
-      answer.targets.forEach((t, i) => {
-        const c = at[i];
-        if (c && Math.hypot(c.x - t.x, c.y - t.y) <= t.r) hit++;
-        total++;
-      });
-    }
-    expect(total).toBeGreaterThanOrEqual(15);
-    expect(hit / total).toBeLessThanOrEqual(0.25);
-  }, 120_000);
 
   it('keeps the answer small, for sealing', () => {
     for (const { answer } of challenges) expect(JSON.stringify(answer).length).toBeLessThan(200);

@@ -29,7 +29,7 @@ export const TRACK_MAX = SLIDE_WIDTH - PIECE_SIZE;
 /**
  * How far the final x may be from the gap and still count, in px (either side): 13 of the 161 gap
  * positions, an 8.1 % blind guess. A person judging a turned piece over an unturned hole, with a mouse or a
- * finger, lands within it about 99 times in 100 on the bench's person model (sdk/web/adversarial/human.ts;
+ * finger, lands within it about 99 times in 100 on the bench's person model (loadtest/adversarial/human.ts;
  * within ±3, about 72 in 100); the hole finder, when it finds the hole, lands on it exactly, so the
  * tolerance does not help it. Keyboard steps of 4 px always reach within 2.
  */

@@ -9,7 +9,7 @@ export type DifficultyPolicy = {
   memoryKiB: number;
   iterations: number;
   parallelism: number;
-  /** Milliseconds one hash takes in a Chromium Web Worker on a mid machine, measured by core/bench/pow/run.ts. */
+  /** Milliseconds one hash takes in a Chromium Web Worker on a mid machine, measured by loadtest/bench/pow/run.ts. */
   msPerHash: number;
   /** Average hashes per sub-puzzle while count < maxCount. */
   attemptsPerSubPuzzle: number;
@@ -33,7 +33,7 @@ export const TEST_MODE_POW: PowParams = {
 };
 
 /**
- * The default, chosen by core/bench/pow/run.ts (docs/pow.md): scrypt N = 512, r = 8, p = 1 (512 KiB), about 1.2 ms
+ * The default, chosen by loadtest/bench/pow/run.ts (docs/pow.md): scrypt N = 512, r = 8, p = 1 (512 KiB), about 1.2 ms
  * per hash in a Chromium worker and 0.6 ms through OpenSSL. One sub-puzzle per puzzle: the server hashes
  * every sub-puzzle (so no part of the work can be left out), and one keeps that to one hash per submit;
  * more would narrow the spread of solve times at one hash each. About 0.5 s at low risk, rising to about 8 s

@@ -1,11 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
 import { GatehouseChallengeError, solveChallenge } from '../src/headless.ts';

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
 
 /**
  * docs/sdk-node.md is executable: every block after `<!-- example: NAME -->` runs against a real API, and

@@ -1,6 +1,6 @@
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
-import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { GatehouseChallengeError, IMAGE_TIER_MESSAGE, solveChallenge } from '../src/headless.ts';
 import { Gatehouse, GatehouseAuthenticationError, GatehouseError } from '../src/index.ts';
 

@@ -1,6 +1,6 @@
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../api/src/cli/main.ts';
-import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { Gatehouse } from '../src/index.ts';
 
 /** `gatehouse solve` in-process (the same `main` the bin runs) against a real API. */

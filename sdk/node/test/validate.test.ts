@@ -1,7 +1,7 @@
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintDegradedToken } from '../../../api/src/tokens/degraded-tokens.ts';
 import { mintPassToken } from '../../../api/src/tokens/pass-tokens.ts';
-import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { Gatehouse, GatehouseAuthenticationError, GatehouseConnectionError } from '../src/index.ts';
 
 /** The server SDK against a real API (PGlite in memory) on an ephemeral port. */

@@ -15,12 +15,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { databaseAvailable, startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { solveChallenge } from '@gatehouse/node/headless';
+import { chromiumAvailable, launchChromium } from '@gatehouse/web/testing';
 import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
-import { chromiumAvailable, launchChromium } from '../../web/test/browser.ts';
 import { type Artifacts, GO_MODULE, packRelease, REPO } from '../pack.ts';
 
 const exec = promisify(execFile);

@@ -1,9 +1,9 @@
+import { databaseAvailable } from '@gatehouse/api/testing';
+import { freePort } from '@gatehouse/api/testing/processes';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
-import { freePort } from '../../../api/test/failover/processes.ts';
-import { databaseAvailable } from '../../../api/test/harness.ts';
 import { expectAccessible, landmarkPage, recordSaid, saidSoFar, THEMES, type Theme, tabTo } from './a11y.ts';
 import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import {

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import {
   type Browser,
   type BrowserContext,
@@ -9,7 +10,6 @@ import {
   type Page,
 } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { buildWidget } from '../build.ts';
 import { type PageServer, startPageServer } from './page-server.ts';
 

@@ -1,6 +1,6 @@
+import { databaseAvailable } from '@gatehouse/api/testing';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { databaseAvailable } from '../../../api/test/harness.ts';
 import { expectAccessible, landmarkPage } from './a11y.ts';
 import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import { focusedClass, press, render } from './helpers.ts';

@@ -1,6 +1,6 @@
+import { databaseAvailable, startTestApi, type TestApi } from '@gatehouse/api/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { chromiumAvailable, launchChromium } from './browser.ts';
 import { type BackendVerdict, startVendorSite, type Vendor, type VendorSite } from './vendor-site.ts';
 

@@ -2,15 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Child, freePort, waitUntilReady } from '@gatehouse/api/testing/processes';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
 import { DEMO_USER } from '../../../api/src/demo/login.ts';
-import { freePort } from '../../../api/test/failover/processes.ts';
 import { openJson } from '../../../core/src/sealed.ts';
 import { offlineKeysFor, type StandbyKeyEntry } from '../../../core/src/standby-keys.ts';
 import { TokenKeys } from '../../../core/src/tokens/index.ts';
-import { Child, waitUntilReady } from '../../../loadtest/stack/processes.ts';
 import { chromiumAvailable, launchChromium } from './browser.ts';
 import { dragLikeAHuman } from './helpers.ts';
 

@@ -1,11 +1,11 @@
+import { databaseAvailable } from '@gatehouse/api/testing';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
-import { databaseAvailable } from '../../../api/test/harness.ts';
-import { INVISIBLE_WIRE_BUDGET, LOADER_WIRE_BUDGET, measureFirstLoad } from '../wire.ts';
 import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import { press } from './helpers.ts';
 import { formPage } from './page-server.ts';
+import { INVISIBLE_WIRE_BUDGET, LOADER_WIRE_BUDGET, measureFirstLoad } from './wire.ts';
 
 /*
  * The Turnstile-style options (issue 17) in Debian's Chromium against a real API: the expired state and

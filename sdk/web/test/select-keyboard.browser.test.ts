@@ -1,7 +1,7 @@
+import { databaseAvailable } from '@gatehouse/api/testing';
 import type { Page, Request } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
-import { databaseAvailable } from '../../../api/test/harness.ts';
 import { expectAccessible, landmarkPage, recordSaid, saidSoFar, THEMES, type Theme } from './a11y.ts';
 import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import { focusedClass, outcome, press, render } from './helpers.ts';

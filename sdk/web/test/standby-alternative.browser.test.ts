@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { databaseAvailable, startTestApi, type TestApi } from '@gatehouse/api/testing';
+import { freePort } from '@gatehouse/api/testing/processes';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import pino from 'pino';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../api/test/failover/processes.ts';
-import { databaseAvailable, startTestApi, type TestApi } from '../../../api/test/harness.ts';
 import { loadStandbyConfig } from '../../../standby/src/config.ts';
 import { type RunningStandby, startStandby } from '../../../standby/src/standby.ts';
 import { expectAccessible, landmarkPage, recordSaid, saidSoFar, THEMES, tabTo } from './a11y.ts';

@@ -1,8 +1,8 @@
+import { databaseAvailable } from '@gatehouse/api/testing';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { AppSettingsInput } from '../../../api/src/apps/settings.ts';
 import { openChallenge } from '../../../api/src/challenges/sealed-challenge.ts';
-import { databaseAvailable } from '../../../api/test/harness.ts';
 import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import {
   dragInstantly,
