@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clientKey, compareClientIp, isIp, normalizeIp, parseIp } from './ip.ts';
+import { clientKey, compareClientIp, isIp, normalizeIp, parseIp, parseIpRange } from './ip.ts';
 
 const octet = fc.integer({ min: 0, max: 255 });
 const ipv4 = fc.tuple(octet, octet, octet, octet).map((o) => o.join('.'));
@@ -177,5 +177,32 @@ describe('clientKey', () => {
     expect(clientKey('2001:db8:7:1::1')).toBe(clientKey('2001:db8:7:1:dead:beef:0:9'));
     expect(clientKey('2001:db8:7:1::1')).not.toBe(clientKey('2001:db8:7:2::1'));
     expect(clientKey('unknown')).toBe('unknown');
+  });
+});
+
+describe('parseIpRange', () => {
+  it('reads an address as its own range and a CIDR as written', () => {
+    expect(parseIpRange('10.0.0.0/8')?.map(String)).toEqual(['10.0.0.0', '8']);
+    expect(parseIpRange('2001:db8::/32')?.map(String)).toEqual(['2001:db8::', '32']);
+    expect(parseIpRange('192.0.2.7')?.map(String)).toEqual(['192.0.2.7', '32']);
+    expect(parseIpRange('::1')?.map(String)).toEqual(['::1', '128']);
+    expect(parseIpRange('::ffff:192.0.2.0/24')?.map(String)).toEqual(['192.0.2.0', '24']);
+  });
+
+  it('refuses what is not a range in the standard forms', () => {
+    for (const bad of [
+      '',
+      '10.0.0.0/33',
+      '::/129',
+      '10.0.0.0/',
+      '10.0.0.0/8/8',
+      '10.0.0.0/-1',
+      '10.0.0.0/0x8',
+      '010.0.0.0/8',
+      '10.1/16',
+      'fe80::1%eth0/64',
+      'localhost',
+    ])
+      expect(parseIpRange(bad), bad).toBeNull();
   });
 });

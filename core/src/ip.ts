@@ -28,6 +28,23 @@ function isStandardForm(value: string): boolean {
   return !tail.includes('.') || ipaddr.IPv4.isValidFourPartDecimal(tail);
 }
 
+/** An address range: an address and its prefix length (32 or 128 for a single address). */
+export type IpRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/**
+ * A single address or a CIDR range (`10.0.0.0/8`, `2001:db8::/32`), the address in the standard text forms
+ * parseIp takes (an IPv4-mapped IPv6 range is written as the IPv4 range); null when it is neither.
+ */
+export function parseIpRange(text: string): IpRange | null {
+  const slash = text.indexOf('/');
+  const address = parseIp(slash < 0 ? text : text.slice(0, slash));
+  if (!address) return null;
+  const whole = address.kind() === 'ipv4' ? 32 : 128;
+  if (slash < 0) return [address, whole];
+  const bits = text.slice(slash + 1);
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= whole ? [address, Number(bits)] : null;
+}
+
 export function isIp(value: string): boolean {
   return parseIp(value) !== null;
 }

@@ -1,22 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { parseIp } from '@gatehouse/core/ip';
-import ipaddr from 'ipaddr.js';
+import { type IpRange, parseIp, parseIpRange } from '@gatehouse/core/ip';
+import type ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { memoByIp } from './ip-memo.ts';
 
 /** Configurable IP reputation: CIDR lists of known-bad sources, hosting/datacenter ranges, and trusted networks. */
-/** An IP address or a CIDR range, as `compile` reads it; null when it is neither. */
-function parseRange(text: string): Range | null {
-  try {
-    return text.includes('/')
-      ? ipaddr.parseCIDR(text)
-      : ([ipaddr.parse(text), ipaddr.parse(text).kind() === 'ipv4' ? 32 : 128] as Range);
-  } catch {
-    return null;
-  }
-}
-
-const range = z.string().refine((text) => parseRange(text) !== null, 'must be an IP address or CIDR range');
+const range = z.string().refine((text) => parseIpRange(text) !== null, 'must be an IP address or CIDR range');
 
 export const reputationLists = z
   .object({
@@ -27,20 +16,18 @@ export const reputationLists = z
   .strict();
 export type ReputationLists = z.infer<typeof reputationLists>;
 
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
-function compile(cidrs: string[], where: string): Range[] {
+function compile(cidrs: string[], where: string): IpRange[] {
   return cidrs.map((cidr) => {
-    const parsed = parseRange(cidr);
+    const parsed = parseIpRange(cidr);
     if (!parsed) throw new Error(`${where}: "${cidr}" is not an IP address or CIDR range.`);
     return parsed;
   });
 }
 
 export class Reputation {
-  readonly #deny: Range[];
-  readonly #datacenter: Range[];
-  readonly #allow: Range[];
+  readonly #deny: IpRange[];
+  readonly #datacenter: IpRange[];
+  readonly #allow: IpRange[];
 
   constructor(lists: Partial<ReputationLists> = {}, where = 'reputation lists') {
     const result = reputationLists.safeParse(lists);
@@ -72,7 +59,7 @@ export class Reputation {
   #classify(ip: string): 'deny' | 'datacenter' | 'allow' | null {
     const addr = parseIp(ip);
     if (!addr) return null;
-    const inAny = (ranges: Range[]) =>
+    const inAny = (ranges: IpRange[]) =>
       ranges.some(
         ([net, bits]) => net.kind() === addr.kind() && (addr as ipaddr.IPv4).match(net as ipaddr.IPv4, bits),
       );

@@ -1,7 +1,6 @@
-import type ipaddr from 'ipaddr.js';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { parseIp } from '../ip.ts';
+import { type IpRange, parseIp, parseIpRange } from '../ip.ts';
 
 /**
  * The client address every per-address limit and risk signal stands on. Only the proxies the deployment
@@ -16,9 +15,7 @@ export type TrustedProxies =
   /** Exactly this many proxies stand in front (the socket peer is the first of them). */
   | { readonly kind: 'hops'; readonly hops: number }
   /** Any address in these ranges is a proxy. */
-  | { readonly kind: 'ranges'; readonly ranges: readonly Range[] };
-
-type Range = readonly [ipaddr.IPv4 | ipaddr.IPv6, number];
+  | { readonly kind: 'ranges'; readonly ranges: readonly IpRange[] };
 
 /** Where forwarded hops are read: the de facto `X-Forwarded-For`, or RFC 7239's `Forwarded` (`for=`). */
 export type ForwardingHeader = 'x-forwarded-for' | 'forwarded';
@@ -63,24 +60,21 @@ export function parseTrustedProxies(spec: string | undefined): TrustedProxies {
     }
     return { kind: 'hops', hops };
   }
-  const ranges: Range[] = [];
+  const ranges: IpRange[] = [];
   for (const item of text.split(',').map((s) => s.trim())) {
     for (const cidr of NAMED_RANGES[item] ?? [item]) ranges.push(parseRange(cidr));
   }
   return { kind: 'ranges', ranges };
 }
 
-function parseRange(item: string): Range {
-  const [address, bits] = item.split('/');
-  const parsed = parseIp(address ?? '');
-  const whole = parsed?.kind() === 'ipv4' ? 32 : 128;
-  const prefix = bits === undefined ? whole : /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
-  if (!parsed || !(prefix >= 0 && prefix <= whole)) {
+function parseRange(item: string): IpRange {
+  const range = parseIpRange(item);
+  if (!range) {
     throw new Error(
       `TRUSTED_PROXIES: "${item}" is neither an address, a CIDR (10.0.0.0/8) nor one of ${Object.keys(NAMED_RANGES).join(', ')}.`,
     );
   }
-  return [parsed, prefix];
+  return range;
 }
 
 /** The environment keys, for each service's config schema. */
