@@ -1,4 +1,4 @@
-import type { AppsBackend, AppView, AppWithSecret } from './backend.ts';
+import type { AppsBackend, AppView, AppWithSecret } from './apps-backend.ts';
 import { CommandError } from './errors.ts';
 import { DEFAULT_SOURCE, type Target } from './target.ts';
 

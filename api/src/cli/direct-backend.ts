@@ -7,7 +7,7 @@ import { AppRepository, describeApp } from '../apps/repository.ts';
 import { appSettings, appSettingsPatch } from '../apps/settings.ts';
 import { loadConfig } from '../config.ts';
 import { appKeyParam, rotateBody } from '../routes/admin.ts';
-import type { AppsBackend, AppView, AppWithSecret } from './backend.ts';
+import type { AppsBackend, AppView, AppWithSecret } from './apps-backend.ts';
 import { CommandError } from './errors.ts';
 import type { Target } from './target.ts';
 

@@ -1,4 +1,4 @@
-import type { AppView, AppWithSecret } from './backend.ts';
+import type { AppView, AppWithSecret } from './apps-backend.ts';
 
 /** The answer's data object as JSON, the `--json` form of every command. */
 export function json(data: unknown): string {

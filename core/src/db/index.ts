@@ -1,10 +1,11 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { Database } from './database.ts';
 import { protectFolder } from './private-files.ts';
 import * as schema from './schema.ts';
 
+export type { Database } from './database.ts';
 export { privateFolder, protectFolder } from './private-files.ts';
 export {
   DB_REGION_PATTERN,
@@ -18,8 +19,6 @@ export { isRetryableTransactionError, withRetry } from './retry.ts';
 export { rowsOf } from './rows.ts';
 export * as schema from './schema.ts';
 export { isDatabaseUnavailable } from './unavailable.ts';
-
-export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface DatabaseHandle {
   db: Database;

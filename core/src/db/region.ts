@@ -1,6 +1,6 @@
 import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm';
 import { type PgTable, text } from 'drizzle-orm/pg-core';
-import type { Database } from './index.ts';
+import type { Database } from './database.ts';
 import { rowsOf } from './rows.ts';
 
 /**

@@ -1,4 +1,5 @@
 import { PLAN_NAMES } from '../../apps/plans.ts';
+import type { AppsBackend, AppView, AppWithSecret } from '../apps-backend.ts';
 import {
   expectPositionals,
   GLOBAL_HELP,
@@ -8,7 +9,7 @@ import {
   shiftWord,
   wholeNumber,
 } from '../args.ts';
-import { type AppsBackend, type AppView, type AppWithSecret, withApps } from '../backend.ts';
+import { withApps } from '../backend.ts';
 import type { CliContext, Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { appSummary, appTable, json, SECRET_WARNING, shellExports, testModeNote } from '../output.ts';
