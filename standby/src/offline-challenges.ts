@@ -43,8 +43,8 @@ const STANDBY_SCORE = 40;
 export const STANDBY_TIER = 'hard';
 /**
  * What an app whose snapshot names no kinds (or none this standby knows) is served: the main API's defaults
- * (api/src/risk/policy.ts DEFAULT_IMAGE_KINDS; a test holds them equal). Not the slide: a 40-line hole finder
- * passes it about 3 times in 4 (docs/decisions.md), and an outage must not be the cheap way in.
+ * (api/src/risk/policy.ts DEFAULT_IMAGE_KINDS; a test holds them equal). Not the slide: a short hole finder
+ * passes it most of the time (docs/decisions.md), and an outage must not be the cheap way in.
  */
 export const STANDBY_DEFAULT_KINDS: readonly ChallengeKind[] = ['click', 'select'];
 const hasher = nativeHasher();
