@@ -4,7 +4,7 @@ import { createPuzzle, flatPriceDifficulty, type Puzzle } from './pow/index.ts';
 import { MAX_SEALED_LENGTH, openJson, sealJson } from './sealed.ts';
 
 /**
- * The accessible alternative to an image challenge (issue 15 item 4; docs/accessibility.md): a longer
+ * The accessible alternative to an image challenge (docs/accessibility.md): a longer
  * proof-of-work instead of the picture, for people who cannot see it. What the main API
  * (api/src/challenges/alternative.ts) and a standby's `bypass.` host (standby/src/offline-alternative.ts)
  * share, so that an outage neither lifts its limits nor lowers its price.

@@ -16,7 +16,7 @@ export function constantTimeEqual(a: string | Buffer, b: string | Buffer): boole
   return timingSafeEqual(x, y);
 }
 
-/** A MAC key imported once: HMAC with a KeyObject skips re-importing raw bytes on every call (6x cheaper). */
+/** A MAC key imported once: HMAC with a KeyObject skips re-importing the raw bytes on every call. */
 export type MacKey = KeyObject;
 
 export function macKey(raw: Buffer): MacKey {
@@ -55,8 +55,8 @@ export function pooledRandomBytes(size: number): Buffer {
 
 /*
  * Small random values (ids, nonces) come from a pool refilled 4 KiB at a time from the CSPRNG, as Node's
- * own randomUUID does: one call into OpenSSL per refill instead of one per value, each a few µs (issue 14:
- * an init drew three). Every byte is handed out once; a request never sees another's.
+ * own randomUUID does: one call into OpenSSL per refill instead of one per value, and a request draws
+ * several. Every byte is handed out once; a request never sees another's.
  */
 const POOL_BYTES = 4096;
 const POOLED_MAX = 64;

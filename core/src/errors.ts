@@ -116,7 +116,7 @@ export class GatehouseError extends Error {
     details: Record<string, unknown> = {},
   ) {
     // A 4xx (or a 200 verdict) answers the client and is never logged with its stack: not capturing one
-    // spares what an attacker's replays and wrong answers cost (issue 14). Server errors keep theirs.
+    // spares what an attacker's replays and wrong answers cost. Server errors keep theirs.
     const limit = Error.stackTraceLimit;
     if (ERROR_STATUS[code] < 500) Error.stackTraceLimit = 0;
     try {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * JSON lines are gathered in memory and written in batches (issue 14): every line must still reach
+ * JSON lines are gathered in memory and written in batches: every line must still reach
  * stdout, whole and in order, whether the process ends by itself, by process.exit or after a flush, and
  * whatever the lines' sizes (many short ones, ones past a batch, multi-byte text).
  */

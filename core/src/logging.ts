@@ -51,8 +51,8 @@ export function createLogger(settings: LoggerSettings): Logger {
     });
   }
   // Lines are gathered into writes of WRITE_BYTES (and flushed at least every FLUSH_MS, and at exit by pino):
-  // one write per request line was a syscall per request on the event loop, ~10% of a validation's CPU
-  // (issue 14, "logging off the hot path"), and writes of 4 KiB still were ~4%.
+  // one write per request line would be a syscall per request on the event loop, and small writes still
+  // cost a share of a cheap request's CPU: logging stays off the hot path.
   const destination = pino.destination({ dest: 1, sync: false, minLength: WRITE_BYTES });
   const stream = gathered(destination);
   const timer = setInterval(() => {
@@ -73,10 +73,10 @@ let exitHooked = false;
 
 /**
  * Lines gathered in an array and handed to the destination WRITE_BYTES at a time. sonic-boom appends each
- * line to its pending string and takes that string's byte length on every write (a flattened copy of up
- * to 15 KiB per line: ~5 µs a line, ~5% of an invisible init's CPU, issue 14); joined here, it does so
- * once per batch. flush and flushSync hand over what is gathered first, and so does the process's exit,
- * before pino's own exit handler flushes the destination.
+ * line to its pending string and takes that string's byte length on every write (a flattened copy of the
+ * whole pending string per line); joined here, it does so once per batch. flush and flushSync hand over
+ * what is gathered first, and so does the process's exit, before pino's own exit handler flushes the
+ * destination.
  */
 function gathered(destination: Destination) {
   let parts: string[] = [];

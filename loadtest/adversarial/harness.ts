@@ -1,10 +1,10 @@
 /**
- * The adversarial harness (issue 15): scripted solvers from naive to strong, and a human-like control,
+ * The adversarial harness: scripted solvers from naive to strong, and a human-like control,
  * each driving the real widget in Chromium against a real API, one fresh page and challenge per attempt.
  * A solver is a locator (where the answer is: pixel arithmetic in the page, or the test oracle, which
  * opens the sealed challenge with the API's keys: test-only knowledge standing in for a person's eyes)
  * plus an input (how the answer is entered). Used by run.ts (the long benchmark) and by
- * sdk/web/test/adversarial.browser.test.ts (the short form with thresholds in CI).
+ * loadtest/test/adversarial.browser.test.ts (the short form with thresholds in CI).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,7 +51,8 @@ export interface Solver {
   locator: 'content' | 'outline' | 'hole' | 'template' | 'texture' | 'shapes' | 'holes' | 'oracle';
   /**
    * Scripted solvers must stay at or below 5 %; the control at or above 95 %; info rows have no goal.
-   * `open`: a scripted solver whose goal is not met yet (docs/adversarial.md, "Open"), measured and shown.
+   * `open`: a scripted solver whose goal is not met yet (docs/adversarial.md, "Current results"), measured
+   * and shown.
    * `escalation`: a solver retrying from ONE address against an app with the default tiers, so the API's
    * escalation after wrong answers applies; it reports passes per init, refused inits included.
    */

@@ -1,5 +1,5 @@
 /**
- * How the harness's solvers move the widget's controls in Chromium: the scripted inputs of issue 15's
+ * How the harness's solvers move the widget's controls in Chromium: the scripted inputs of the solver
  * ladder, the replay of recorded trajectories, and the human-like control. Positions are in image px;
  * `scale` turns them into CSS px. Nothing here knows the answer: the caller passes the target.
  */
@@ -55,7 +55,7 @@ export function straightDrag(_rng: Random, x: number): TrajectoryPoint[] {
   return points;
 }
 
-/** The issue's jitter script: a straight line with ±2 px jitter on both axes and 10–24 ms sampling. */
+/** The jitter script: a straight line with ±2 px jitter on both axes and 10–24 ms sampling. */
 export function jitterDrag(rng: Random, x: number): TrajectoryPoint[] {
   const duration = range(rng, 500, 1200);
   const points: TrajectoryPoint[] = [{ t: 0, x: 0, y: 0 }];

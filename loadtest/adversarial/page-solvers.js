@@ -82,7 +82,7 @@
     return out;
   }
 
-  /** The issue's solver: normalised cross-correlation of the piece's pixels along its row. */
+  /** The template-match solver: normalised cross-correlation of the piece's pixels along its row. */
   function slideContent(input = slideImages()) {
     const { bg, pc, pieceY } = input;
     const { inner } = pieceMasks(pc);
@@ -165,7 +165,7 @@
   }
 
   /**
-   * A competent hole finder (issue 15: the outline matcher made as strong as an attacker would): the
+   * A competent hole finder (the outline matcher made as strong as an attacker would make it): the
    * piece's outline turned back through every angle the piece may have been turned by (±36°, 3° steps),
    * scored along its row by how much darker the picture is just inside the outline than just outside
    * (a hole is darker than its rim's surroundings, whatever the clutter's edges do).
@@ -717,7 +717,7 @@
   }
 
   /**
-   * Click, the strongest locator here (a harness row since 2026-11-27): the striped symbols segmented
+   * Click, the strongest locator here (a row of the harness): the striped symbols segmented
    * (colour spread, closed, filled, opened), every region classified among the public shape list
    * (`templates`, as the select row uses) by intersection over union at 36 rotations, all regions at once
    * (the scene's shapes are distinct, so the labelling is one-to-one); each prompt silhouette, read from
@@ -1067,7 +1067,7 @@
     return out;
   }
   /**
-   * Select, shape-aware (issue 15: clickShapes' approach applied to the grid): per tile (the layout is
+   * Select, shape-aware (clickShapes' approach applied to the grid): per tile (the layout is
    * public), the symbols segmented as segmentSymbols does for the click (colour spread over 5×5, closed,
    * filled, opened), with the threshold lowered to 35 for the select's plain fills (only their outlines
    * and edges spread), then redrawn sharply by colour against the local background (refineRegions;

@@ -17,7 +17,7 @@ import type { CreatedApp } from './protocol.ts';
  *     [--replays 20000] [--core]
  * `--take` puts a file of another revision into A (as `git show <rev>:<path>`): a change measured alone
  * on a base whose other files keep up with the working tree's core, e.g. `--base HEAD --take
- * ef8c1b8:api/src/tokens/pass-tokens.ts --take ef8c1b8:api/src/tokens/pass-token-claims.ts`.
+ * <rev>:api/src/tokens/pass-tokens.ts --take <rev>:api/src/tokens/pass-token-claims.ts`.
  * Only `api/` is taken from the revision (its tests left out); `@gatehouse/core` is the working tree's for
  * both, unless `--core`: then side A bundles the revision's `core/` too, so a change in core/ is measured on
  * B alone (as ab-init.ts does). TEST_POSTGRES_URL (else postgres://postgres@127.0.0.1:5432/postgres).

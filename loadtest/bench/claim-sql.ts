@@ -6,14 +6,14 @@ import { CLAIM_SETTINGS, claimSql } from '../../api/src/tokens/pass-token-claims
 import { median } from './ab-sides.ts';
 
 /**
- * Issue 14, the next lever for a fresh validation (docs/benchmarks.md, seventh pass): how much cheaper a claim
- * written with arrays and `UPDATE … RETURNING` would be for PostgreSQL than today's (a jsonb batch, a CTE and
- * a read of every row). Both run prepared on one connection opened with the claim's settings, on a table of
+ * A lever for a fresh validation, measured on the statements alone: how much cheaper a claim written with
+ * arrays and `UPDATE … RETURNING` would be for PostgreSQL than the API's (a jsonb batch, a CTE and a read
+ * of every row; docs/decisions.md, "The hot path of a validation"). Both run prepared on one connection opened with the claim's settings, on a table of
  * `--rows` unconsumed tokens, alternately in rounds of `--batches` batches of `--size` fresh tokens; it
  * prints the round trip per batch (medians) and each one's `EXPLAIN ANALYZE` execution time. Nothing of the
- * API runs: this measures the statements alone, in a scratch database it drops at the end. Both array
- * claims were then built into the API and measured in the bench, where neither moved a fresh validation's
- * throughput (docs/benchmarks.md, eighth pass): cheaper for PostgreSQL is not faster for the request.
+ * API runs: this measures the statements alone, in a scratch database it drops at the end. Cheaper for
+ * PostgreSQL is not faster for the request: a claim that wins here goes into the API only if the bench
+ * (`npm run bench`) shows a fresh validation's throughput move.
  *   npx node loadtest/bench/claim-sql.ts [--rows 120000] [--size 10] [--batches 500] [--rounds 4]
  * TEST_POSTGRES_URL (else postgres://postgres@127.0.0.1:5432/postgres).
  */

@@ -113,7 +113,7 @@ export function snapshot(serverPid: number, parties: Parties = {}): CpuSnapshot 
 /** CPU microseconds per request for each party, and the machine's busy share. */
 export interface CpuPerRequest {
   server: number | null;
-  /** The server process without its renderers; absent from runs written before 2026-11-28. */
+  /** The server process without its renderers; absent from reports of older benches. */
   serverOwn?: number | null;
   postgres: number | null;
   redis: number | null;

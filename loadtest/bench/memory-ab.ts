@@ -7,7 +7,7 @@ import { memoryMap, rssMiB } from './memory.ts';
 import type { CreatedApp } from './protocol.ts';
 
 /**
- * Issue 14, memory: an A/B of the API process's peak RSS and CPU per request between two settings (or the API
+ * Memory: an A/B of the API process's peak RSS and CPU per request between two settings (or the API
  * at a revision, A, and the working tree, B), interleaved in one run (the order alternates each round), on the
  * bench's own cases: `challenge init, invisible tier` and `validate, fresh token` (PostgreSQL). Each round
  * drives each side first at a fixed rate (`--rate`, the same work for both: the peak RSS and CPU µs per
@@ -15,8 +15,9 @@ import type { CreatedApp } from './protocol.ts';
  * there). Peak RSS is sampled every 100 ms; the same two processes serve every round, as in the bench.
  *   npx node loadtest/bench/memory-ab.ts [--base HEAD] [--rounds 4] [--seconds 4] [--rate 2000]
  *     [--a-env K=V;K=V] [--b-env ...] [--a-flags='<node flags>'] [--b-flags=...] [--core]
- * Both sides run with api/Dockerfile's flags and allocator unless told otherwise (`--a-env LD_PRELOAD=` runs A
- * on glibc's malloc: how jemalloc was compared, docs/decisions.md). `--core`: A bundles the revision's core/.
+ * Both sides run with api/Dockerfile's flags and allocator unless told otherwise (`--a-env LD_PRELOAD=`
+ * runs A on glibc's malloc, to weigh the allocator; docs/decisions.md, "Runtime and API memory").
+ * `--core`: A bundles the revision's core/.
  */
 const { values: flags } = parseArgs({
   options: {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 /**
  * Resident memory of the server child over a measured run, in MiB; null where /proc is absent. The child's
  * own processes (the image renderers it forks, api/src/challenges/image-pool.ts) are a separate figure:
- * `peakMiB` is the API process alone, the issue 14 bound (≤ 150 MiB per API process).
+ * `peakMiB` is the API process alone, the figure the memory bound holds (≤ 150 MiB per API process).
  */
 export interface RssSummary {
   beforeMiB: number | null;

@@ -31,10 +31,10 @@ function libraryDirs(): string[] {
 }
 
 /**
- * The allocator settings in api/Dockerfile's final stage (its `ENV` LD_PRELOAD and MALLOC_*), for the benches'
- * API processes, so they run on the allocator the image runs (issue 14: jemalloc, docs/decisions.md). A
- * library this machine lacks is left out of LD_PRELOAD and named in `missing`: the process then runs on
- * glibc's malloc, and the bench says so.
+ * The allocator settings in api/Dockerfile's final stage (its `ENV` LD_PRELOAD and MALLOC_*), for the
+ * benches' API processes, so they run on the allocator the image runs (jemalloc; docs/decisions.md,
+ * "Runtime and API memory"). A library this machine lacks is left out of LD_PRELOAD and named in
+ * `missing`: the process then runs on glibc's malloc, and the bench says so.
  */
 export function dockerfileAllocatorEnv(path = DOCKERFILE): { env: Record<string, string>; missing?: string } {
   const text = readFileSync(path, 'utf8').replace(/\\\n/g, ' ');

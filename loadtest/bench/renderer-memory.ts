@@ -8,7 +8,7 @@ import { dockerfileNodeFlags } from './node-flags.ts';
 import type { CreatedApp, SolvedChallenges } from './protocol.ts';
 
 /**
- * Issue 14, memory: the API process's RSS (and its renderer processes', apart) under image init load, A/B
+ * Memory: the API process's RSS (and its renderer processes', apart) under image init load, A/B
  * between the API at a git revision (A, `--base`) and the working tree (B), both bundled and started with
  * api/Dockerfile's flags, on one PostgreSQL database, interleaved (the order alternates each round). Each
  * round drives each side with invisible inits, then slide inits (drawn by the image pool), flat out with 20

@@ -601,14 +601,15 @@ const BYSTANDER_SAMPLES = 1_000;
 const BYSTANDER_ROUNDS = 5;
 const BYSTANDER = { connections: 2, rate: 100 };
 /**
- * The flood: wrong submits at a bounded rate, paced too (issue 14 saw 68 per second push a bystander's p99
- * to 548 ms), from FLOOD_LEAD_MS before each flood segment's first bystander request to its last answer.
+ * The flood: wrong submits at a bounded rate, paced too, so every run floods alike (wrong answers must not
+ * starve a bystander, and an unpaced flood would measure the client instead), from FLOOD_LEAD_MS before
+ * each flood segment's first bystander request to its last answer.
  */
 const FLOOD = { connections: 8, rate: 200 };
 const FLOOD_LEAD_MS = 300;
 
 /**
- * What an attacker sends for free (issue 14): `challenge submit, wrong answer`, fresh challenges of the
+ * What an attacker sends for free: `challenge submit, wrong answer`, fresh challenges of the
  * default policy with a malformed proof-of-work, at full speed; then `validate during a wrong-answer
  * flood`, a bystander's validations at BYSTANDER's rate beside FLOOD's wrong submits, next to the same
  * bystander on an idle server (`validate, bystander idle`), for its p50 and p99 (bystanderCases).
@@ -756,7 +757,7 @@ async function bystanderCases(
  * they expire 120 s after their init. A run of several seconds flat out would need thousands, minutes of CPU
  * to prepare; so the case is measured twice, each on a batch solved just before it:
  * - `…, real puzzle, flat out`: a burst of REAL_PUZZLE_BURST submits as fast as answered (autocannon's
- *   `amount`), as every other cost goal is measured; issue 14's goal judges this one. Fewer on a machine
+ *   `amount`), as every other cost goal is measured; the proof-of-work goal judges this one. Fewer on a machine
  *   that solves too slowly to prepare 320 in time; at 1-1.5 ms each the /proc tick (10 ms) is within ±2-3%
  *   of the CPU measured at 320, ±5% at 150.
  * - `…, real puzzle`: REAL_PUZZLE_LOAD's fixed 50/s for the run's duration (shorter when the machine solves
@@ -1203,7 +1204,7 @@ function apiAlone(image: Measurement, invisible: Measurement): string {
 }
 
 /**
- * Issue 14's goals, each judged by this run alone as a ratio or a cost measured in it: met, NOT met, or not
+ * The API's goals, each judged by this run alone as a ratio or a cost measured in it: met, NOT met, or not
  * measured (a case absent, e.g. the peers without --peers). CPU figures are the API process's µs per request.
  */
 function goalsText(label = 'PostgreSQL'): string {
@@ -1306,7 +1307,7 @@ function goalsText(label = 'PostgreSQL'): string {
       : `${Math.round(peak)} MiB${renderers}${options.cases.length ? ' (over the cases --cases ran only)' : ''}`,
     peak !== undefined && peak <= 150,
   );
-  return [`Issue 14 goals on ${label}, judged by this run:`, ...lines].join('\n');
+  return [`The API's goals on ${label}, judged by this run:`, ...lines].join('\n');
 }
 
 /** The aim: our validate on PostgreSQL against bare Koa, and against Koa making the same one UPDATE. */

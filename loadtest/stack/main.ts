@@ -10,7 +10,7 @@ import { OperatorProbes } from './operator-probes.ts';
 import { startProxy } from './proxy.ts';
 
 /**
- * `npm run stack [-- --regions 2 --instances 2]`: a local multi-region Gatehouse on 127.0.0.1 (issue 6).
+ * `npm run stack [-- --regions 2 --instances 2]`: a local multi-region Gatehouse on 127.0.0.1.
  * Per region: M API instances behind a round-robin proxy, a bypass and a fallback standby probing that
  * proxy, and the operator's probes of it, which tell the region's standbys to serve while it is down. Shared: a fresh PostgreSQL database, Redis for limits (REDIS_URL) and offline tokens
  * (STANDBY_STORE_URL). Endpoints go to stdout and to a JSON file (for k6). Commands on stdin and on the

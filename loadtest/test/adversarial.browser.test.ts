@@ -10,16 +10,16 @@ import { type Harness, runCells, SOLVERS, startHarness, table } from '../adversa
  * fresh page and challenge per attempt, each from its own address (X-Forwarded-For behind TRUSTED_PROXIES=loopback),
  * so the API's escalation after wrong answers never carries one attempt's misses into the next. Samples
  * are small (6 per scripted solver, 40 controls), so this file is a regression guard, not the goal's
- * measurement: its bounds are set so that the solvers at today's rates (docs/adversarial.md, one answer
- * per picture: the slide guessing floor 4.3 %, click and select templates about 10 % at most, the rest
- * about 0) fail it about once in ten thousand landings, while a solver back at the old rates (60-100 %)
+ * measurement: its bounds are set so that the solvers at their measured rates (docs/adversarial.md, one
+ * answer per picture: the slide guessing floor 4.3 %, click and select templates about 10 % at most, the rest
+ * about 0) fail it about once in ten thousand landings, while a solver that breaks a picture (60-100 %)
  * fails it almost surely:
  * - each scripted solver at most 4 passes in 6 (P(5 or 6 | 10 %) = 6e-5, P(5 or 6 | 20 %) = 0.002;
  *   P(at most 4 | 95 %) = 0.03);
- * - the scripted solvers together at most 10 in 54 (expected about 2 today; more than 20 at the old rates);
+ * - the scripted solvers together at most 10 in 54 (expected about 2; over 20 if they broke the pictures);
  * - the controls together at most 3 misses in 40 (P(4 or more | 1 % misses) < 0.001).
- * The shape-aware rows (the outline matcher and the hole finder, both open: the hole finder passes about
- * 80 %, docs/adversarial.md) and the escalation row are measured by the bench only.
+ * The shape-aware rows (the outline matcher and the hole finder, both open: far above the goal,
+ * docs/adversarial.md) and the escalation row are measured by the bench only.
  */
 // The keyboard proof-of-work's price does not change who passes; the default 4.5 s would only slow the run.
 process.env.KEYBOARD_POW_SECONDS = '0.5';

@@ -10,7 +10,7 @@ import {
 } from './stack-harness.ts';
 
 /**
- * `npm run stack` end to end (issue 6): 2 regions × 2 API instances, both standby roles per region,
+ * `npm run stack` end to end: 2 regions × 2 API instances, both standby roles per region,
  * one shared PostgreSQL database and Redis. Every printed endpoint answers; `kill r1` makes r1's
  * standby serve (r2's stays online); `restart r1` brings r1 back and its standby steps back; Ctrl-C
  * stops every child.
@@ -73,8 +73,8 @@ describe.runIf(run)('npm run stack (2 regions × 2 instances)', () => {
   });
 
   it("gives k6's apps the invisible tier even to a request that scores as a bot", async () => {
-    // k6 cannot solve an image challenge: a tier that depends on the score made the challenge
-    // scenario flaky (issue 12). A headless user agent and no browser headers score well over 35.
+    // k6 cannot solve an image challenge: a tier that depends on the score would make the challenge
+    // scenario flaky. A headless user agent and no browser headers score well over 35.
     for (const app of [e.apps.test, e.apps.real]) {
       const res = await fetch(`${e.regions[0]!.api}/v1/challenge/init`, {
         method: 'POST',

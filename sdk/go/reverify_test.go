@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 12: a token Validate cannot check because Gatehouse is out of reach says Reverify; others do not.
+// A token Validate cannot check because Gatehouse is out of reach says Reverify; others do not.
 func TestValidateUnreachableSaysReverify(t *testing.T) {
 	check := func(t *testing.T, baseURL string, want bool) {
 		t.Helper()

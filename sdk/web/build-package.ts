@@ -39,7 +39,7 @@ export async function buildWebPackage(options: { outDir?: string } = {}): Promis
     format: 'esm',
     platform: 'neutral',
     // The browsers are the floor (they all run ES2021: class fields, ??=, ?.). Chrome 91, not 90: esbuild
-    // lowers every ?. for 90 (a V8 bug fixed in 91), 270 bytes of the loader's 10 KB budget; an extra
+    // lowers every ?. for 90 (a V8 bug fixed in 91), hundreds of bytes of the loader's 10 KB budget; an extra
     // es2020 target would lower class fields into helper calls too.
     target: ['chrome91', 'firefox90', 'safari15'],
     external: [...PEERS],

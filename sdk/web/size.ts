@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { buildWidget } from './build.ts';
 
-/** The loader's budget, gzipped (issue 3). */
+/** The loader's budget, gzipped. */
 export const LOADER_BUDGET_BYTES = 15 * 1024;
 
 export interface Measured {

@@ -43,7 +43,7 @@ export interface StandbyDeps {
   region?: string;
   health: MainHealth;
   snapshots: SnapshotKeeper;
-  /** The main API's widget files, served by the bypass role (issue 12); none in some unit tests. */
+  /** The main API's widget files, served by the bypass role; none in some unit tests. */
   widget?: WidgetMirror;
   store: ConsumptionStore;
   /** The outage log and revoked keys, in the shared store (core/src/offline-trust.ts). */
@@ -239,7 +239,7 @@ export function createStandbyApp(role: 'bypass' | 'fallback', deps: StandbyDeps)
       );
     });
   } else {
-    // Issue 13 (DESIGN.md): an offline_ token minted during a recorded outage is validated here whatever
+    // DESIGN.md: an offline_ token minted during a recorded outage is validated here whatever
     // the main API's state (the origin's SDKs send offline_ tokens only to their backup URL); anything
     // else gets service_online while the main API is up.
     const onlineUnlessOutageToken: Middleware = async (ctx, next) => {

@@ -43,8 +43,8 @@ const STANDBY_SCORE = 40;
 export const STANDBY_TIER = 'hard';
 /**
  * What an app whose snapshot names no kinds (or none this standby knows) is served: the main API's defaults
- * (api/src/risk/policy.ts DEFAULT_IMAGE_KINDS; a test holds them equal). Not the slide: a 40-line hole finder
- * passes it about 3 times in 4 (docs/decisions.md), and an outage must not be the cheap way in.
+ * (api/src/risk/policy.ts DEFAULT_IMAGE_KINDS; a test holds them equal). Not the slide: a short hole finder
+ * passes it most of the time (docs/decisions.md), and an outage must not be the cheap way in.
  */
 export const STANDBY_DEFAULT_KINDS: readonly ChallengeKind[] = ['click', 'select'];
 const hasher = nativeHasher();
@@ -163,9 +163,9 @@ export async function submitOfflineChallenge(
   if (attempt > limit)
     throw new GatehouseError('challenge_expired', 'Too many wrong answers: start a new challenge.');
 
-  // As on the main API (docs/pow.md, "Spot-checking one sub-puzzle"): the shapes first, without a hash; the
-  // image answer, without a hash; then ONE sub-puzzle among all the proofs, picked after the submit arrived.
-  // A challenge gets one draw ever (the `pow:` mark), taken by its first well-formed submit with a right
+  // As on the main API (docs/pow.md, "No pass without the work"): the shapes first, without a hash; the
+  // image answer, without a hash; then every sub-puzzle of every proof, hashed against its claimed prefix.
+  // A challenge gets one check ever (the `pow:` mark), taken by its first well-formed submit with a right
   // answer or by a malformed one, so a refused proof-of-work burns the challenge and skipping sub-puzzles
   // saves no work per success. The extra proof in the answer: the alternative's ticket's instead of the
   // picture, or the keyboard's beside it (a keyboard answer without it is refused and spends the challenge).

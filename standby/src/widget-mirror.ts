@@ -5,7 +5,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Context } from 'koa';
 
 /**
- * The web widget's files as the main API serves them (issue 12): the loader (with the deployment's
+ * The web widget's files as the main API serves them: the loader (with the deployment's
  * standby list in its first statement), the vendor-compatibility loader, and the content-hashed UI,
  * proof-of-work worker and language pack the loader names. The standby copies them from the main API
  * while it is up and serves the same bytes at the same paths (`/widget/<file>`), so a page whose main API

@@ -7,8 +7,8 @@ import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 
 /*
- * Issue 16, finding 7: the Ingress routes the bypass and fallback hosts to the standby pods, so the
- * operator's `POST /internal/v1/mode` was reachable from outside (behind the sync token only). With
+ * The Ingress routes the bypass and fallback hosts to the standby pods, so on a public port the
+ * operator's `POST /internal/v1/mode` would be reachable from outside (behind the sync token only). With
  * STANDBY_INTERNAL_PORT it is served on that port alone, which no Ingress routes.
  */
 const TOKEN = 'sync-token-for-the-internal-port-test';

@@ -24,8 +24,8 @@ import { STANDBY_DEFAULT_KINDS } from '../src/offline-challenges.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 
 /*
- * Issue 15 during an outage, over real HTTP against a real main API and a real standby: the standby's
- * offline challenge is the main API's (click and select by default, the slide only for an app that names
+ * The image challenges during an outage, over real HTTP against a real main API and a real standby: the
+ * standby's offline challenge is the main API's (click and select by default, the slide only for an app that names
  * it in `image_kinds`, from the snapshot), checked by core's verifyChallenge for its kind, one answer, the
  * keyboard's proof-of-work and the accessible alternative as on the main API; and the `offline_` token
  * says how it was earned (risk reasons), read by the main API's /v1/validate as `risk` and by the

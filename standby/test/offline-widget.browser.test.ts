@@ -27,8 +27,8 @@ import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 
 /*
- * Issue 15 during an outage, in Debian's Chromium: the main API is down (its port refuses connections), the
- * widget the API built verifies through a standby, and the standby serves the main API's kinds, so the
+ * The image challenges during an outage, in Debian's Chromium: the main API is down (its port refuses
+ * connections), the widget the API built verifies through a standby, and the standby serves the main API's kinds, so the
  * widget shows a select grid (or a click picture) from the standby. No widget change: it renders the kind
  * the view names. Keys only, a select grid answered from the standby carries the standby's keyboard
  * proof-of-work and earns an `offline_` token whose reasons say so at the fallback; a click picture answered

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { standbyWithApi } from './harness.ts';
 
 /*
- * Issue 11, findings 9 and 12, at the standby's door too (it shares readBody and utf8Only with the main
+ * The main API's request boundary at the standby's door too (it shares readBody and utf8Only with the main
  * API): a body in another charset than UTF-8 answers 415, a NUL in a body answers 400, on both roles.
  */
 describe('standby request boundary', () => {

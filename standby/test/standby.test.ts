@@ -246,7 +246,7 @@ describe('standby: service_online, failover, offline tokens', () => {
       (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: 'pt_abc.def' }, auth)).body
         .error,
     ).toBe('service_online');
-    // ...while those keep their verdict here whatever the main API's state (DESIGN.md; issue 13).
+    // ...while those keep their verdict here whatever the main API's state (DESIGN.md).
     expect(
       (await postJson(`${standby.urls.fallback}/api/validate`, { pass_token: token }, auth)).body.error,
     ).toBe('token_already_used');

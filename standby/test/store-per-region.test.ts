@@ -8,8 +8,8 @@ import { loadStandbyConfig } from '../src/config.ts';
 import { type RunningStandby, startStandby } from '../src/standby.ts';
 
 /*
- * Issue 16, finding 8: with one Redis for every region, its loss took every region's continuity path.
- * With a store per region (the chart's default, the operator's standbyStoreSecretRef), a region whose
+ * With one Redis for every region, its loss would take every region's continuity path. With a store
+ * per region (the chart's default, the operator's standbyStoreSecretRef), a region whose
  * store is gone fails closed on its own while the other region's standby stays ready. Real Redis.
  */
 const run = await redisAvailable('the standby store per region test');

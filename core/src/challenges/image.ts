@@ -4,8 +4,9 @@ import type { EncodedImage, ImageFormat } from './types.ts';
 
 /**
  * JPEG quality for the opaque images (backgrounds, grids, prompt strips). At 80 the files are the size of
- * WebP at 80 (about 10 KB for a slide background) and libjpeg-turbo encodes them about nine times faster
- * than libwebp's lossy encoder, which was three quarters of the cost of a challenge (docs/challenges.md).
+ * WebP at 80 (about 10 KB for a slide background) and libjpeg-turbo encodes them several times faster
+ * than libwebp's lossy encoder, whose encoding would otherwise be most of a challenge's cost
+ * (docs/challenges.md).
  */
 export const JPEG_QUALITY = 80;
 /** WebP quality for lossy encoding (`format: 'webp'`). */

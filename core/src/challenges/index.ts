@@ -38,8 +38,8 @@ export const CHALLENGE_KINDS: readonly ChallengeKind[] = ['slide', 'click', 'sel
 
 /**
  * Answers the API accepts per challenge: one, as mature slide CAPTCHAs do. A wrong answer gets a fresh
- * picture, never a second try on the same one: a second try let a solver that narrowed the answer to two
- * places (both holes of a slide, two orders of click symbols) take both, and doubled a slide guess (2 x
+ * picture, never a second try on the same one: a second try would let a solver that narrowed the answer to
+ * two places (both holes of a slide, two orders of click symbols) take both, and double a slide guess (2 x
  * 11 of 161 positions). A blind slide guess is 13 in 161 (SLIDE_TOLERANCE_PX); click and select far
  * below 1 %. A person who misses gets a new picture (one reload), and the API counts the miss against the
  * address (api/src/risk/answer-history.ts).

@@ -1,5 +1,5 @@
 /**
- * The slide's outlines, where its two holes go and what the decoy looks like (issue 15 item 2). Kept
+ * The slide's outlines, where its two holes go and what the decoy looks like. Kept
  * apart from the drawing because these are the properties a solver exploits first: a decoy of another
  * outline (a different count of tabs, another area), a decoy off the piece's row, or a placement whose
  * statistics tell which of the two holes is the real one.

@@ -45,7 +45,7 @@ function darkening(bg: Pixels, piece: Pixels, x: number, y: number): number {
 }
 
 /**
- * The issue's solver: the x along the piece's row where the background best correlates with the piece's
+ * The template-match solver: the x along the piece's row where the background best correlates with the piece's
  * interior (normalised cross-correlation, so a darkened or brightened copy still scores 1).
  */
 function bestCorrelation(bg: Pixels, piece: Pixels, y: number): number {
@@ -144,7 +144,7 @@ describe('generateSlide', () => {
     }
   });
 
-  it("resists the issue's template match: the gap does not hold the piece's pixels, so correlating them along the row rarely lands on it", async () => {
+  it("resists a template match: the gap does not hold the piece's pixels, so correlating them along the row rarely lands on it", async () => {
     let found = 0;
     for (const { view, answer } of challenges) {
       const [bg, piece] = await Promise.all([decode(view.background), decode(view.piece)]);

@@ -182,8 +182,8 @@ const TURN_DEG = SLIDE_TURN_DEG;
 
 /**
  * Every hole is drawn a little larger or smaller than the piece, the real one included, so no hole is
- * an exact copy of the piece's outline. (Turning the holes a few degrees too was tried: it let the
- * unturned outline matcher line up more often, 7 of 100 against 4, so they are not turned.)
+ * an exact copy of the piece's outline. (The holes are not turned: a turned hole lets an unturned outline
+ * matcher line up with it more often.)
  */
 const HOLE_SCALE = [0.94, 1.06] as const;
 /** The real hole and the decoy are at least a piece and a margin apart (weights built on first use). */

@@ -101,7 +101,7 @@ describe('checkTrajectory, pointer and touch', () => {
     expect(drag(p)).toBe('erratic');
   });
 
-  it("steps 6b-9: refuse the issue's jitter script as it reaches the server (0.5-1.2 s, ±2 px, 10-24 ms samples)", () => {
+  it('steps 6b-9: refuse the jitter script as it reaches the server (0.5-1.2 s, ±2 px, 10-24 ms samples)', () => {
     fc.assert(
       fc.property(target, fc.integer({ min: 500, max: 1200 }), fc.string(), (x, ms, seed) => {
         const rng = seededRandom(seed);
@@ -114,7 +114,7 @@ describe('checkTrajectory, pointer and touch', () => {
     );
   });
 
-  it("step 6b: refuses a straight line with pixel jitter (the issue's script), at any duration", () => {
+  it('step 6b: refuses a straight line with pixel jitter (the jitter script), at any duration', () => {
     fc.assert(
       fc.property(target, fc.integer({ min: 400, max: 3000 }), fc.string(), (x, ms, seed) => {
         const rng = seededRandom(seed);

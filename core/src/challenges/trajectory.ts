@@ -95,7 +95,7 @@ function xAt(points: readonly TrajectoryPoint[], t: number): number {
 /**
  * Speeds over three to five equal time buckets (at least ~40 ms each). Bucketing averages out per-sample
  * pixel noise, which would otherwise make a noisy constant-speed line look irregular; five is few enough
- * that ±2 px jitter on a scripted line stays flat (issue 15), and enough to see a hand speed up and slow down.
+ * that ±2 px jitter on a scripted line stays flat, and enough to see a hand speed up and slow down.
  */
 export function bucketSpeeds(points: readonly TrajectoryPoint[]): number[] {
   const first = points[0] as TrajectoryPoint;

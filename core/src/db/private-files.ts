@@ -5,8 +5,8 @@ import { join, resolve, sep } from 'node:path';
  * Keeps a folder's contents private to the process's user: folders 0700, files 0600, now and for every
  * file created in it later. Needed for the embedded database: PGlite's file system layer (Emscripten's
  * NODEFS) creates every file, WAL segments included, and then chmods it to 0666 explicitly, which no
- * umask can prevent, so 968 of 1,004 files of a data folder were world-readable and world-writable, and
- * the master token key lives in one of its tables (issue 11, finding 4).
+ * umask can prevent, so nearly every file of a data folder would be world-readable and world-writable, and
+ * the master token key lives in one of its tables.
  *
  * How: 1. the folder is created (or tightened) to 0700, 2. everything already in it is tightened (data
  * written by an earlier version), 3. Node's synchronous `fs` calls NODEFS makes (mkdir, open and

@@ -4,7 +4,7 @@ import type { Database } from './database.ts';
 import { rowsOf } from './rows.ts';
 
 /**
- * Rows homed in the API's own region on CockroachDB (REGIONAL BY ROW, docs/decisions.md): the regional
+ * Rows homed in the API's own region on CockroachDB (REGIONAL BY ROW, docs/deploy.md): the regional
  * tables' inserts name `crdb_region` = GATEHOUSE_DB_REGION explicitly, instead of leaving it to the
  * column's default (the gateway node's region), so a row stays at home whichever node the connection
  * reached. Only tables that have the column get it: a PostgreSQL database has none (nothing changes), a

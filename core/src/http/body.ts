@@ -52,7 +52,7 @@ export function readBody<S extends z.ZodType>(
  */
 export function pathOfNul(body: object): string | undefined {
   // Almost every body holds none: a walk that builds no paths says so; only a body with one is walked again
-  // for the path of the first (issue 14: building a path for every value was ~1% of an init's CPU).
+  // for the path of the first, so the common body pays for no path building.
   if (!holdsNul(body)) return undefined;
   // Breadth first, so the field named is the shallowest one, in the order the body gave them.
   const pending: [unknown, (string | number)[]][] = [[body, []]];
@@ -143,8 +143,8 @@ const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  * it, 400 for a length that does not match or a body that is not a JSON object or array, a leading BOM
  * dropped, `__proto__` keys refused (@hapi/bourne, as co-body does). Every other request, a compressed,
  * chunked or otherwise typed one, goes on to the general parser untouched. Why: that parser's path (media
- * type parsing twice, a stream decoder, five listeners and an options clone per request) cost more CPU than
- * the rest of reading a validation (issue 14).
+ * type parsing twice, a stream decoder, five listeners and an options clone per request) costs more CPU than
+ * the rest of reading a validation.
  */
 export function jsonBodies(limitBytes: number): Middleware {
   return function jsonBodies(ctx, next) {

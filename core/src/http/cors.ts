@@ -7,7 +7,7 @@ import type { Middleware } from 'koa';
 export const openCors: Middleware = function openCors(ctx, next) {
   ctx.set('Access-Control-Allow-Origin', '*');
   // Methods, headers and max-age are read by browsers from the preflight's answer only (Fetch standard,
-  // "CORS-preflight fetch"); on every POST they were three headers written and sent for nothing (issue 14).
+  // "CORS-preflight fetch"), so a POST's answer does not carry them.
   if (ctx.method === 'OPTIONS') {
     ctx.set('Access-Control-Allow-Methods', 'POST, OPTIONS');
     ctx.set('Access-Control-Allow-Headers', 'Content-Type');

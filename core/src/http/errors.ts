@@ -7,7 +7,7 @@ import { GatehouseError } from '../errors.ts';
  * without an error log; anything else is logged once, here, and its message never reaches the client.
  */
 export function errorEnvelope(logger: Logger): Middleware {
-  // A rejection handler on next()'s promise rather than an async frame per request (issue 14).
+  // A rejection handler on next()'s promise rather than an async frame: this runs on every request.
   return function errorEnvelope(ctx, next) {
     return next().catch((thrown: unknown) => {
       const error = asGatehouseError(thrown);

@@ -4,14 +4,14 @@ import { z } from 'zod';
 
 /*
  * node:http as Node's CommonJS module, not an ES import: the ES namespace reads every export, WebSocket's
- * lazy getter included, which loads undici (Node's fetch, ~13 MiB resident) in a process that never uses it
- * (issue 14; the API's bundle also takes node:http as CommonJS, api/scripts/build-server.ts).
+ * lazy getter included, which loads undici (Node's fetch, megabytes resident) in a process that never uses it
+ * (the API's bundle also takes node:http as CommonJS, api/scripts/build-server.ts).
  */
 const { createServer } = process.getBuiltinModule('node:http');
 
 /**
  * Our own limits on every public listener (main API and standby), instead of Node's defaults, which let a
- * client trickling a header hold a connection for a minute or more (issue 11, finding 7). Defaults suit
+ * client trickling a header hold a connection for a minute or more. Defaults suit
  * a public endpoint whose requests are a few kilobytes; docs/security.md lists them.
  */
 export interface HttpLimits {

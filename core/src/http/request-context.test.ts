@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { requestContext } from './request-context.ts';
 
 /**
- * The request line is built by hand for a plain pino logger (issue 14): it must be, byte for byte, the line
+ * The request line is built by hand for a plain pino logger: it must be, byte for byte, the line
  * pino writes for the same fields, whatever the logger's level format, time, bindings or level; and a
  * logger whose lines something else shapes (a mixin here) goes through pino itself.
  */

@@ -54,7 +54,7 @@ describe('no pass without the work', () => {
       const answer = junk(puzzle.count, puzzle.target, i % 4 < 2 ? 'bare' : 'fabricated');
       if (await spotCheckSolution(puzzle, answer, hasher ? { hasher } : {})) passed++;
     }
-    // At 1/52 a pass (the old single spot check at low risk) this would be ~20; at 10^-6 it is 0 with
+    // At 1/52 a pass (a single spot check per puzzle at low risk) this would be ~20; at 10^-6 it is 0 with
     // probability 0.998.
     expect(passed).toBe(0);
   }, 120_000);
@@ -82,7 +82,7 @@ describe('no pass without the work', () => {
     );
     expect(submits).toBe(1_200_000);
     // The arithmetic gives 2^-64 per made-up prefix (docs/pow.md); zero passes in 1.2 × 10^6 submits bounds
-    // it below 2.5 × 10^-6 at 95% confidence (the rule of three), where the old check passed one in 52.
+    // it below 2.5 × 10^-6 at 95% confidence (the rule of three), where one spot check passes one in 52.
     expect(passed).toBe(0);
   }, 600_000);
 });

@@ -170,7 +170,7 @@ describe('spotCheckSolution: every sub-puzzle against its claimed prefix', () =>
   });
 
   it('a puzzle sealed with the old default (scrypt 4 MiB, 8 hashes per sub-puzzle) still verifies', async () => {
-    // Challenges in flight during the deploy that changed the default to 512 KiB carry their own parameters.
+    // A challenge carries its own parameters, so one in flight when the default changes still verifies.
     const hasher = nativeHasher();
     const old: PowParams = {
       algorithm: 'scrypt',

@@ -27,7 +27,7 @@ const KINDS = Object.entries(PREFIX) as [TokenKind, string][];
 
 /** Which kind of token a string claims to be, by prefix only (nothing is verified). */
 export function tokenKind(token: string): TokenKind | null {
-  // The prefixes listed once, not an array of pairs built per call (issue 14: twice per validation).
+  // The prefixes listed once, not an array of pairs built per call: a validation asks twice.
   for (const [kind, prefix] of KINDS) {
     if (token.startsWith(prefix)) return kind;
   }

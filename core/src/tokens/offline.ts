@@ -22,7 +22,7 @@ export const OFFLINE_TOKEN_TTL_SECONDS = 300;
  */
 export const OFFLINE_TOKEN_MAX_LIFETIME_SECONDS = 300;
 
-/** Clocks of the standby hosts and the main API may disagree by this much (docs/decisions.md). */
+/** Clocks of the standby hosts and the main API may disagree by this much (docs/failover.md). */
 export const CLOCK_SKEW_SECONDS = 30;
 
 export const STANDBY_KID = /^[A-Za-z0-9_-]{1,32}$/;

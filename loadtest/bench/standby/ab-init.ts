@@ -10,8 +10,8 @@ import type { SnapshotApp } from '../../../standby/src/snapshot.ts';
 /**
  * A/B of what a standby's `bypass.` host pays per offline challenge init (drawing the picture and
  * encoding it, sealing, the puzzles), between `standby/src` at a git revision (A, `--base`, default HEAD)
- * and the working tree (B), in one process, interleaved (the order alternates each round). Issue 15: the
- * standby went from a `simple` slide to the main API's click and select at full detail, drawn inline.
+ * and the working tree (B), in one process, interleaved (the order alternates each round). The standby
+ * draws the main API's click and select at full detail, inline, so a change to the drawing shows here.
  *   npx node loadtest/bench/standby/ab-init.ts --base <rev> [--rounds 6] [--inits 40]
  * Per round and side: process CPU µs per init (every thread: encoding included) and wall µs per init;
  * reported as medians over the rounds and B/A ratios. `@gatehouse/core` is the working tree's for both.

@@ -12,7 +12,7 @@ use Gatehouse\HttpClient\TransportException;
 use Gatehouse\Tests\Support\ScriptedHttpClient;
 use PHPUnit\Framework\TestCase;
 
-/** Issue 12: a token validate() cannot check because Gatehouse is out of reach says shouldReverify(). */
+/** A token validate() cannot check because Gatehouse is out of reach says shouldReverify(). */
 final class ReverifyTest extends TestCase
 {
     private static function client(\Closure $answer): Client

@@ -25,7 +25,7 @@ import { type Artifacts, GO_MODULE, packRelease, REPO } from '../pack.ts';
 
 const exec = promisify(execFile);
 
-/** Node lines with upstream support on 2026-11-25 (20 ended in April 2026): the package's engines >=22. */
+/** The Node lines upstream supports that the package's engines (>=22) admit. */
 const MAINTAINED_NODE_LINES = [22, 24, 26];
 
 /*

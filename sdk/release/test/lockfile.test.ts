@@ -11,7 +11,8 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /**
  * `npm ci` installs exactly package-lock.json or refuses it when it is out of sync with a package.json
- * (issue 17: biome's platform packages were missing, and CI fell back to `npm install`). Checked on a
+ * (a lockfile missing platform packages, such as biome's, must fail here, not make CI fall back to
+ * `npm install`). Checked on a
  * copy of the manifests in a scratch folder, with `--dry-run --offline`: npm compares the lockfile with
  * every workspace's package.json without downloading anything or touching the repository's node_modules.
  */

@@ -33,7 +33,7 @@ const CHUNK_TIMEOUT_MS = 8000;
 
 /**
  * Where a lazily loaded file may come from, in order: beside gatehouse.js, then `/widget/` on each host
- * (the main API first, then the standby hosts, which serve the same files: issue 12).
+ * (the main API first, then the standby hosts, which serve the same files).
  */
 export function chunkUrls(file: string, hosts: string[] = []): string[] {
   return [...new Set([chunkUrl(file), ...hosts.map((h) => `${h.replace(/\/+$/, '')}/widget/${file}`)])];

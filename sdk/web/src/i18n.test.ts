@@ -21,7 +21,7 @@ describe('language choice', () => {
   it('ships at least the eight required languages, each with every loader string', () => {
     for (const lang of ['en', 'fr', 'de', 'es', 'pt', 'it', 'ja', 'zh', 'ar', 'he'])
       expect(LANGUAGES).toContain(lang);
-    // Issue 15: at least 30 languages.
+    // At least 30 languages.
     expect(LANGUAGES.length).toBeGreaterThanOrEqual(30);
     // The loader's list and the language pack's table name the same languages.
     expect(Object.keys(TABLE)).toEqual(LANGUAGES);

@@ -4,7 +4,7 @@ import { EN, KEYS } from './i18n-table.ts';
 /*
  * The loader's own strings (box, live announcements, dialog chrome). English is here; every other
  * language comes from the language pack (i18n-pack.ts, built as gatehouse-i18n.<hash>.js), fetched once
- * by a page in another language: it costs 1.5 KB brotli that English pages, the loader's budget and the
+ * by a page in another language: it costs bytes that English pages, the loader's budget and the
  * invisible tier need not pay. Until it arrives (or if it cannot be loaded) the widget speaks English.
  * The challenge prompts live in the UI chunk (ui/strings.ts). Order of the values: i18n-table.ts's KEYS.
  */

@@ -14,7 +14,7 @@ const isClientOnly = (token: string) => token.startsWith('co_');
 
 /**
  * `unverified`: no Gatehouse server could be reached, the widget holds a client-only `co_` token. It is
- * never shown as success (issue 12): the integrator decides what a `co_` is worth (docs/widget-failover.md).
+ * never shown as success: the integrator decides what a `co_` is worth (docs/widget-failover.md).
  */
 export type State = 'idle' | 'running' | 'done' | 'unverified' | 'error' | 'expired';
 
@@ -272,7 +272,7 @@ export class Widget implements WidgetHandle {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.expire(), Math.max(1, passed.expiresIn - 5) * 1000);
     if (isClientOnly(passed.token)) {
-      // Nothing verified the visitor: never the success state, never onSuccess (issue 12).
+      // Nothing verified the visitor: never the success state, never onSuccess.
       this.setState('unverified', 'unverified');
       this.announce('unverified');
       this.o.onUnverified?.(passed.token);

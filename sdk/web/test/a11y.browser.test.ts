@@ -20,8 +20,8 @@ import {
  * WCAG 2.2 AA for the widget in every state it can be in, in Debian's Chromium against a real API: each
  * challenge kind (the invisible tier, slide, click, select; inline and in the popup dialog), a wrong
  * answer, the error, expired and unverified states, in the light and the dark theme, checked by axe-core
- * (which looks into the widget's open shadow roots). Then the four findings of issue 15 item 5, each a
- * test of what a keyboard or screen-reader user meets.
+ * (which looks into the widget's open shadow roots). Then what a keyboard or screen-reader user meets, one
+ * test each: where focus goes, what the live region says, Escape in the popup, the prompts.
  */
 const run = chromiumAvailable() && (await databaseAvailable());
 // The API runs in this process: short proofs-of-work keep the keyboard and alternative tests quick (their
@@ -258,7 +258,7 @@ describe.runIf(run)('widget accessibility in Chromium', () => {
     }, 120_000);
   }
 
-  it('an Escape pressed while a timed-out challenge reloads closes the popup (it was lost: the promise had settled)', async () => {
+  it('an Escape pressed while a timed-out challenge reloads closes the popup, though the first promise has settled', async () => {
     const a = await app({ risk_policy: imageOnly('slide') });
     let held: (() => void) | undefined;
     let inits = 0;

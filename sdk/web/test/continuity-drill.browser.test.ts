@@ -14,9 +14,10 @@ import { chromiumAvailable, launchChromium } from './browser.ts';
 import { dragLikeAHuman } from './helpers.ts';
 
 /*
- * Issue 12 item 5: the continuity drill in real Chromium, with the processes separate as deployed: the main
- * API, one standby process running both roles, and the demo site (its backend validates with the Node SDK).
- * Visitors in every page state of the issue's table sign in while the main API is killed with SIGKILL, and
+ * The continuity drill in real Chromium (docs/widget-failover.md, "The browser drill"), with the processes
+ * separate as deployed: the main API, one standby process running both roles, and the demo site (its
+ * backend validates with the Node SDK).
+ * Visitors in every page state that doc lists sign in while the main API is killed with SIGKILL, and
  * one page left open across the restart signs in after it. A co_ token is never shown as verified (the box
  * must say `unverified` whenever the field holds one). Prints the counts.
  *
@@ -248,7 +249,7 @@ describe.runIf(run)('continuity drill in Chromium: API, standby and demo as proc
     return (await page.evaluate(() => document.querySelector('main')?.dataset.outcome)) ?? '';
   }
 
-  it('every row of the issue, plus a page left open across the recovery, signs in; no co_ shown as verified', async () => {
+  it('every visitor of an outage, plus a page left open across the recovery, signs in; no co_ shown as verified', async () => {
     const outcomes: Record<string, string> = {};
     const attempt = async (row: string, fn: () => Promise<string>) => {
       outcomes[row] = await fn().catch((error) => `failed: ${(error as Error).message.split('\n')[0]}`);

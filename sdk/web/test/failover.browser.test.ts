@@ -374,7 +374,7 @@ describe.runIf(run)('web widget failover in Chromium', () => {
     expect(inits).toEqual([api.url]);
     expect((await api.post('/v1/validate', { pass_token: back }, auth())).body.data.valid).toBe(true);
     const coVerdict = await api.post('/v1/validate', { pass_token: co }, auth());
-    // A verdict, not an error (issue 13): HTTP 200, valid false, the code in data.error.
+    // A verdict, not an error: HTTP 200, valid false, the code in data.error.
     expect(coVerdict.status).toBe(200);
     expect(coVerdict.body.data).toMatchObject({ valid: false, error: 'token_not_found' });
   }, 120_000);

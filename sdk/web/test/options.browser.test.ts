@@ -8,7 +8,7 @@ import { formPage } from './page-server.ts';
 import { INVISIBLE_WIRE_BUDGET, LOADER_WIRE_BUDGET, measureFirstLoad } from './wire.ts';
 
 /*
- * The Turnstile-style options (issue 17) in Debian's Chromium against a real API: the expired state and
+ * The Turnstile-style options in Debian's Chromium against a real API: the expired state and
  * refreshExpired, retry, the interactive and timeout callbacks, size, tabIndex, the script URL's
  * render=explicit and onload, the lazily loaded language pack, and the first load's bytes on the wire.
  */

@@ -7,7 +7,7 @@ import { chromiumAvailable, widgetBrowserSuite } from './browser.ts';
 import { focusedClass, outcome, press, render } from './helpers.ts';
 
 /*
- * Issue 15 item 3 for the select grid, in Debian's Chromium against a real API: a person who selects the
+ * Keyboard answers for the select grid, in Debian's Chromium against a real API: a person who selects the
  * tiles with the keyboard sends a keyboard answer carrying the keyboard proof-of-work (started at the first
  * key press in the grid), the pass says `challenge.keyboard`, and the grid stays axe-clean and usable by
  * keys alone, light and dark; a pointer answer stays a bare list and pays nothing. The right tiles come from

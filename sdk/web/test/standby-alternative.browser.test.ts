@@ -15,8 +15,8 @@ import { focusedClass, outcome, press, render, waitFor } from './helpers.ts';
 import { type PageServer, startPageServer } from './page-server.ts';
 
 /*
- * Issue 15 item 4 during an outage, in Debian's Chromium: the main API is down, the widget verifies through
- * a standby's bypass host, and a person who cannot see the picture (click or select, the main API's
+ * The accessible alternative during an outage, in Debian's Chromium: the main API is down, the widget
+ * verifies through a standby's bypass host, and a person who cannot see the picture (click or select, the main API's
  * default kinds) takes the accessible alternative there, by keyboard only, axe-clean in the light and the
  * dark theme. Real processes: the main API (paused: its port refuses connections), a standby in its own listener with an in-memory store (no Redis), and the
  * integrator's page serving the gatehouse.js the API built (with the standby list in it).

@@ -7,7 +7,7 @@
  *   node sdk/web/test/wire.ts          prints the figures; exits 1 when a budget is broken
  *   node sdk/web/test/wire.ts --json
  *
- * Budgets (issue 17): the loader at most 10 KB, the invisible tier's first load (loader + worker) at most
+ * Budgets: the loader at most 10 KB, the invisible tier's first load (loader + worker) at most
  * 30 KB; with no puzzle in the answer (degraded, or an image-only policy) no proof-of-work code at all.
  */
 import { createServer, type Server } from 'node:http';

@@ -34,7 +34,7 @@ class GatehouseException extends \RuntimeException
      * validate() only: Gatehouse could not be reached to check the token (no answer, or a 502/503/504
      * other than service_online), so the token may well be good. Not a verdict on the visitor: have the
      * page verify again (Gatehouse.reverify in the widget), which fails over to a standby host and yields
-     * an offline_ token this SDK validates there (issue 12).
+     * an offline_ token this SDK validates there.
      */
     public function shouldReverify(): bool
     {

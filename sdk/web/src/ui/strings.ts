@@ -2,7 +2,7 @@
  * The challenge UI's strings, and the translation keys the server sends in views (docs/challenges.md:
  * `challenge.slide.prompt`, `challenge.select.prompt.shape` with `{shape}`, `challenge.shape.star`...).
  * Each group lists its values in the order of GROUPS, separated by `|`. Every language but English is machine-made
- * in this repository, not reviewed by native speakers (docs/decisions.md, "30 languages").
+ * in this repository, not reviewed by native speakers (docs/decisions.md, "Accessibility and languages").
  */
 const GROUPS = {
   ui: ['verify', 'refresh', 'undo', 'fresh', 'point', 'wrong'],
