@@ -107,7 +107,7 @@ const GENERATED = (from: string) =>
  * default values, less what only Helm means (its chart and manager labels, the RBAC checksum that makes
  * Helm roll the pods).
  */
-function renderedDeployment(helm: string, template: string, about: string): string {
+function renderedDeployment(helm: string, template: string, about: string, namespaced = true): string {
   const r = spawnSync(
     helm,
     [
@@ -122,8 +122,9 @@ function renderedDeployment(helm: string, template: string, about: string): stri
     { encoding: 'utf8' },
   );
   if (r.status !== 0) throw new Error(`helm template ${template} failed:\n${r.stderr}`);
-  type Meta = { labels?: Record<string, string>; annotations?: Record<string, string> };
+  type Meta = { namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   const deployment = load(r.stdout) as { metadata: Meta; spec: { template: { metadata: Meta } } };
+  if (!namespaced) delete deployment.metadata.namespace;
   for (const meta of [deployment.metadata, deployment.spec.template.metadata]) {
     delete meta.labels?.['helm.sh/chart'];
     delete meta.labels?.['app.kubernetes.io/managed-by'];
@@ -152,8 +153,9 @@ export function renderedAdminApi(helm: string): string {
     ADMIN_API_TEMPLATE,
     `# The main API inside the cluster, for the operator only (/admin/v1 behind GATEHOUSE_ADMIN_TOKEN); it runs
 # the database migrations at start. Its DATABASE_URL comes from the gatehouse-runtime Secret, or from an
-# overlay's patch (k8s/overlays/two-region sets the primary region's).
+# overlay's patch (k8s/overlays/two-region sets the primary region's). Its namespace is the kustomization's.
 `,
+    false,
   );
 }
 
