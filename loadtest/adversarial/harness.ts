@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApi, type TestApi } from '@gatehouse/api/testing';
+import { buildWidget } from '@gatehouse/web/build';
 import { formPage, launchChromium, type PageServer, render, startPageServer } from '@gatehouse/web/testing';
 import { createCanvas } from '@napi-rs/canvas';
 import pino from 'pino';
@@ -22,7 +23,7 @@ import type { SelectAnswer } from '../../core/src/challenges/select.ts';
 import { SHAPES, traceShape } from '../../core/src/challenges/shapes.ts';
 import { SLIDE_TOLERANCE_PX, type SlideAnswer } from '../../core/src/challenges/slide.ts';
 import type { TrajectoryPoint } from '../../core/src/challenges/trajectory.ts';
-import { buildWidget } from '../../sdk/web/build.ts';
+import { personClicks } from './human-model.ts';
 import {
   fixedKeys,
   humanClicks,
@@ -58,6 +59,8 @@ export interface Solver {
    */
   role: 'scripted' | 'control' | 'info' | 'open' | 'escalation';
   slideInput?: SlideInput;
+  /** Click rows: where the clicks land, given the answer (the person model's aim); default: on each centre. */
+  aim?: (rng: Random, truth: ClickAnswer) => Array<{ x: number; y: number }>;
 }
 
 const instant: SlideInput = () => 'instant';
@@ -149,6 +152,15 @@ export const SOLVERS: readonly Solver[] = [
     kind: 'click',
     locator: 'oracle',
     role: 'control',
+  },
+  {
+    id: 'click-person',
+    label: 'person model: each symbol clicked where the eye puts its centre (mouse or finger), true answer',
+    kind: 'click',
+    locator: 'oracle',
+    // Measured in the long form (goal 95 %), like the slide's person row.
+    role: 'info',
+    aim: (rng, truth) => personClicks(rng, truth),
   },
   {
     id: 'select-control',
@@ -391,8 +403,9 @@ async function solveSlide(page: Page, solver: Solver, truth: SlideAnswer, rng: R
 
 async function solveClick(page: Page, solver: Solver, truth: ClickAnswer, rng: Random): Promise<boolean> {
   await waitForImages(page, '.click img');
-  const at =
-    solver.locator === 'oracle'
+  const at = solver.aim
+    ? solver.aim(rng, truth)
+    : solver.locator === 'oracle'
       ? truth.targets.map((t) => ({ x: t.x, y: t.y }))
       : await page.evaluate(
           ({ which, templates }) => {
@@ -418,7 +431,8 @@ async function solveClick(page: Page, solver: Solver, truth: ClickAnswer, rng: R
     at.every(
       (p, i) => Math.hypot(p.x - truth.targets[i]!.x, p.y - truth.targets[i]!.y) <= truth.targets[i]!.r,
     );
-  await humanClicks(page, page.locator('.click .stage'), 300, at.slice(0, 12), rng);
+  // The person model's aim carries the hand's spread already; the other rows get a little of it.
+  await humanClicks(page, page.locator('.click .stage'), 300, at.slice(0, 12), rng, solver.aim ? 0 : 1.5);
   await page.getByRole('button', { name: 'Verify' }).click();
   return located;
 }

@@ -26,24 +26,47 @@ async function handleCentre(handle: Locator): Promise<{ x: number; y: number }> 
 }
 
 /**
- * Plays a trajectory (t in ms, x and y in image px from the handle) with the mouse in real time. Each
- * wait is measured from the move before, so a stalled process slows the drag instead of bursting.
+ * Plays a trajectory (t in ms, x and y in image px from the handle) with the mouse in real time, each event
+ * stamped with the trajectory's own time as an input device stamps it (Chromium's Input.dispatchMouseEvent
+ * `timestamp`, which becomes the event's timeStamp). A process that stalls on a busy machine then delays
+ * delivery, as a busy page does a person's events, but never reshapes the drag the widget records.
  */
 export async function playDrag(page: Page, handle: Locator, points: TrajectoryPoint[], scale: number) {
   const o = await handleCentre(handle);
-  await page.mouse.move(o.x, o.y);
-  await page.mouse.down();
-  let prev = { t: points[0]?.t ?? 0, at: Date.now() };
-  let last = o;
-  for (const p of points) {
-    const wait = p.t - prev.t - (Date.now() - prev.at);
-    if (wait > 0) await sleep(wait);
-    prev = { t: p.t, at: Date.now() };
-    last = { x: o.x + p.x * scale, y: o.y + p.y * scale };
-    await page.mouse.move(last.x, last.y);
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const mouse = (
+      type: 'mousePressed' | 'mouseMoved' | 'mouseReleased',
+      at: { x: number; y: number },
+      ms: number,
+      buttons: number,
+    ) =>
+      cdp.send('Input.dispatchMouseEvent', {
+        type,
+        x: at.x,
+        y: at.y,
+        button: 'left',
+        buttons,
+        clickCount: type === 'mouseMoved' ? 0 : 1,
+        timestamp: (epoch + ms) / 1000,
+      });
+    await page.mouse.move(o.x, o.y);
+    const t0 = points[0]?.t ?? 0;
+    const epoch = Date.now();
+    await mouse('mousePressed', o, 0, 1);
+    let last = o;
+    for (const p of points) {
+      const wait = epoch + (p.t - t0) - Date.now();
+      if (wait > 0) await sleep(wait);
+      last = { x: o.x + p.x * scale, y: o.y + p.y * scale };
+      await mouse('mouseMoved', last, p.t - t0, 1);
+    }
+    const end = (points[points.length - 1]?.t ?? t0) - t0 + 40;
+    await sleep(Math.max(0, epoch + end - Date.now()));
+    await mouse('mouseReleased', last, end, 0);
+  } finally {
+    await cdp.detach().catch(() => {});
   }
-  await sleep(40);
-  await page.mouse.up();
 }
 
 /** Straight line at constant speed, 16 ms samples, on a rail. */
@@ -170,6 +193,7 @@ export async function humanClicks(
   width: number,
   at: Array<{ x: number; y: number }>,
   rng: Random,
+  jitter = 1.5,
 ) {
   const box = await stage.boundingBox();
   if (!box) throw new Error('no stage');
@@ -177,8 +201,8 @@ export async function humanClicks(
   await sleep(range(rng, 700, 1400));
   for (const p of at) {
     await page.mouse.move(
-      box.x + p.x * scale + range(rng, -1.5, 1.5),
-      box.y + p.y * scale + range(rng, -1.5, 1.5),
+      box.x + p.x * scale + range(rng, -jitter, jitter),
+      box.y + p.y * scale + range(rng, -jitter, jitter),
       {
         steps: int(rng, 6, 12),
       },
