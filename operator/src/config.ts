@@ -69,16 +69,24 @@ const SETTINGS = {
   },
   'probe-interval-ms': {
     env: 'PROBE_INTERVAL_MS',
-    schema: z.coerce.number().int().min(50).max(600_000).default(2000),
+    schema: z.coerce.number().int().min(50).max(600_000).default(500),
   },
   'probe-timeout-ms': {
     env: 'PROBE_TIMEOUT_MS',
-    schema: z.coerce.number().int().min(50).max(60_000).default(1500),
+    schema: z.coerce.number().int().min(50).max(60_000).default(400),
   },
   'probe-fail-after': { env: 'PROBE_FAIL_AFTER', schema: z.coerce.number().int().min(1).max(100).default(3) },
   'probe-recover-after': {
     env: 'PROBE_RECOVER_AFTER',
     schema: z.coerce.number().int().min(1).max(100).default(3),
+  },
+  'probe-flap-window-seconds': {
+    env: 'PROBE_FLAP_WINDOW_SECONDS',
+    schema: z.coerce.number().int().min(0).max(86_400).default(60),
+  },
+  'probe-flap-hold-seconds': {
+    env: 'PROBE_FLAP_HOLD_SECONDS',
+    schema: z.coerce.number().int().min(0).max(86_400).default(30),
   },
   'log-level': {
     env: 'LOG_LEVEL',
@@ -124,7 +132,18 @@ export interface OperatorConfig {
   resyncMs: number;
   /** How long a deleted App waits for the admin API to disable its app before it is let go anyway. */
   cleanupTimeoutMs: number;
-  probe: { intervalMs: number; timeoutMs: number; failAfter: number; recoverAfter: number };
+  /**
+   * The probes of each region's main API (health/prober.ts); the flap settings are optional so that a
+   * config built in code gets the prober's defaults.
+   */
+  probe: {
+    intervalMs: number;
+    timeoutMs: number;
+    failAfter: number;
+    recoverAfter: number;
+    flapWindowMs?: number;
+    flapHoldMs?: number;
+  };
   logLevel: Raw['log-level'];
 }
 
@@ -178,6 +197,8 @@ export function loadOperatorConfig(
       timeoutMs: r['probe-timeout-ms'],
       failAfter: r['probe-fail-after'],
       recoverAfter: r['probe-recover-after'],
+      flapWindowMs: r['probe-flap-window-seconds'] * 1000,
+      flapHoldMs: r['probe-flap-hold-seconds'] * 1000,
     },
     logLevel: r['log-level'],
   };

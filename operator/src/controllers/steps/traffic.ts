@@ -59,7 +59,9 @@ export const ensureTrafficMode: Step = async function ensureTrafficMode(ctx, dep
         ctx.requeueAfter(Math.min(deps.standbyReassertMs, 5000));
       }
       if (current.mode !== last.mode) {
-        const failed = `${health?.failures ?? 0} failed probes of ${region.probeUrl ?? region.hosts.api}`;
+        const failed = `${health?.failures ?? 0} failed probes of ${region.probeUrl ?? region.hosts.api}${
+          health?.damped ? '; flapping, so traffic returns only after the flap hold of good probes' : ''
+        }`;
         if (want === 'serve') {
           deps.recorder.event(
             ctx.app,
