@@ -16,6 +16,7 @@ describe('loadOperatorConfig', () => {
       concurrency: 4,
       healthPort: 8081,
       metricsPort: 8080,
+      metricsAuth: 'kubernetes',
       resyncMs: 300_000,
       probe: {
         intervalMs: 500,

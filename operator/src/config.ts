@@ -55,6 +55,7 @@ const SETTINGS = {
   },
   'health-port': { env: 'HEALTH_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8081) },
   'metrics-port': { env: 'METRICS_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8080) },
+  'metrics-auth': { env: 'METRICS_AUTH', schema: z.enum(['kubernetes', 'none']).default('kubernetes') },
   'bind-address': { env: 'BIND_ADDRESS', schema: z.string().default('0.0.0.0') },
   'kube-api-qps': { env: 'KUBE_API_QPS', schema: z.coerce.number().min(1).max(1000).default(50) },
   'kube-api-burst': { env: 'KUBE_API_BURST', schema: z.coerce.number().int().min(1).max(2000).default(100) },
@@ -125,6 +126,12 @@ export interface OperatorConfig {
   manageCrd: boolean;
   healthPort: number;
   metricsPort: number;
+  /**
+   * Who may read /metrics: `kubernetes`, a bearer token the apiserver authenticates and allows `get` on
+   * /metrics (TokenReview, SubjectAccessReview; the command line's default), or `none`, anyone who
+   * reaches the port. Unset in a config built in code: none.
+   */
+  metricsAuth?: 'kubernetes' | 'none';
   bindAddress: string;
   /** Client-side rate limit of the controllers' requests (token bucket; watches and the Lease exempt). */
   kubeApi: { qps: number; burst: number };
@@ -187,6 +194,7 @@ export function loadOperatorConfig(
     manageCrd: r['manage-crd'] === 'true',
     healthPort: r['health-port'],
     metricsPort: r['metrics-port'],
+    metricsAuth: r['metrics-auth'],
     bindAddress: r['bind-address'],
     kubeApi: { qps: r['kube-api-qps'], burst: r['kube-api-burst'] },
     concurrency: r.concurrency,
