@@ -235,9 +235,12 @@ describe.skipIf(noHelm)('helm lint and template', () => {
     expect(find(objects, 'RoleBinding', 'gatehouse-operator-secrets').metadata.namespace).toBe(
       'gatehouse-system',
     );
-    expect(objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name)).toEqual([
-      'gatehouse-operator',
-    ]);
+    expect(
+      objects
+        .filter((o) => o.kind === 'ClusterRoleBinding')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['gatehouse-operator', 'gatehouse-operator-metrics-auth']);
     expect(env.GATEHOUSE_SECRET_NAMESPACES).toBe('gatehouse-system');
     expect(
       objects
@@ -362,7 +365,10 @@ describe.skipIf(noHelm)('helm lint and template', () => {
     expect(decode('gatehouse-runtime', 'STANDBY_STORE_URL')).toBe(
       'rediss://:store-password@redis.example.internal:6380/0',
     );
-    expect(objects.find((o) => o.kind === 'ClusterRoleBinding')).toBeUndefined();
+    // The one cluster-wide binding left: /metrics' token check (TokenReview is cluster-scoped).
+    expect(objects.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata.name)).toEqual([
+      'gatehouse-operator-metrics-auth',
+    ]);
     expect(find(objects, 'RoleBinding', 'gatehouse-operator').metadata.namespace).toBe('captcha-apps');
     expect(find(objects, 'RoleBinding', 'gatehouse-operator-secrets').metadata.namespace).toBe(
       'captcha-apps',
@@ -405,6 +411,55 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       ),
     ).toEqual([]);
     expect(env(everywhere.objects).map((e) => e.name)).not.toContain('GATEHOUSE_SECRET_NAMESPACES');
+  });
+
+  it('authenticates /metrics by default: the token-check rules of config/rbac bound cluster-wide, readers bound, the ServiceMonitor sending its token', {
+    timeout: 60_000,
+  }, async () => {
+    const rulesOf = (file: string) =>
+      (load(readFileSync(join(REPO, 'operator/config/rbac', file), 'utf8')) as { rules: unknown }).rules;
+    const env = (objects: KubeObject[]) =>
+      podSpec(find(objects, 'Deployment', 'gatehouse-operator'))!.containers[0]!.env ?? [];
+    const defaults = await render([]);
+    expect(env(defaults.objects)).toContainEqual({ name: 'METRICS_AUTH', value: 'kubernetes' });
+    expect(find(defaults.objects, 'ClusterRole', 'gatehouse-operator-metrics-auth').rules).toEqual(
+      rulesOf('metrics_auth_role.yaml'),
+    );
+    expect(find(defaults.objects, 'ClusterRole', 'gatehouse-operator-metrics-reader').rules).toEqual(
+      rulesOf('metrics_reader_role.yaml'),
+    );
+    // Cluster-wide even when the operator watches one namespace: the reviews are cluster-scoped.
+    const watching = await render(['--set', 'operator.watchNamespace=shop']);
+    expect(find(watching.objects, 'ClusterRoleBinding', 'gatehouse-operator-metrics-auth')).toBeDefined();
+    expect(defaults.objects.some((o) => o.kind === 'ServiceMonitor')).toBe(false);
+    const scraped = await render([
+      '-f',
+      valuesFile('metrics-readers', {
+        operator: {
+          metrics: {
+            readers: [{ namespace: 'monitoring', name: 'prometheus-k8s' }],
+            serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus' } },
+          },
+        },
+      }),
+    ]);
+    expect(find(scraped.objects, 'ClusterRoleBinding', 'gatehouse-operator-metrics-reader').subjects).toEqual(
+      [{ kind: 'ServiceAccount', name: 'prometheus-k8s', namespace: 'monitoring' }],
+    );
+    const monitor = find(scraped.objects, 'ServiceMonitor', 'gatehouse-operator');
+    expect(monitor.metadata.labels).toMatchObject({ release: 'kube-prometheus' });
+    expect((monitor.spec as { endpoints: unknown[] }).endpoints).toEqual([
+      {
+        port: 'metrics',
+        path: '/metrics',
+        interval: '30s',
+        bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+      },
+    ]);
+    // Opting out: no token checks, nothing to bind them.
+    const open = await render(['--set', 'operator.metrics.auth=none']);
+    expect(env(open.objects)).toContainEqual({ name: 'METRICS_AUTH', value: 'none' });
+    expect(open.objects.some((o) => o.metadata.name === 'gatehouse-operator-metrics-auth')).toBe(false);
   });
 
   it('renders CockroachDB without TLS when asked: --insecure everywhere, no password in DATABASE_URL', {
@@ -607,6 +662,21 @@ describe.skipIf(noHelm)('helm lint and template', () => {
       'a misspelt top-level key (schema)',
       () => ['--set', 'cockroachDB.enabled=false'],
       /additional properties 'cockroachDB' not allowed/,
+    ],
+    [
+      'a ServiceMonitor without the metrics Service',
+      () => [
+        '--set',
+        'operator.metrics.serviceMonitor.enabled=true',
+        '--set',
+        'operator.metrics.service.enabled=false',
+      ],
+      /operator\.metrics\.serviceMonitor\.enabled needs operator\.metrics\.service\.enabled/,
+    ],
+    [
+      'an unknown metrics auth (schema)',
+      () => ['--set', 'operator.metrics.auth=basic'],
+      /at '\/operator\/metrics\/auth'/,
     ],
     [
       'a password that would break DATABASE_URL (schema)',

@@ -62,6 +62,10 @@ describe.skipIf(noKustomize)('kustomize build', () => {
         'ClusterRole/gatehouse-operator',
         'ClusterRoleBinding/gatehouse-operator',
         'ClusterRole/gatehouse-operator-secrets',
+        // /metrics' token check, and the role a scraper is bound to.
+        'ClusterRole/gatehouse-operator-metrics-auth',
+        'ClusterRoleBinding/gatehouse-operator-metrics-auth',
+        'ClusterRole/gatehouse-operator-metrics-reader',
         'CustomResourceDefinition/apps.gatehouse.dev',
         'Deployment/gatehouse-admin-api',
         'Deployment/gatehouse-operator',

@@ -16,8 +16,16 @@ describe('loadOperatorConfig', () => {
       concurrency: 4,
       healthPort: 8081,
       metricsPort: 8080,
+      metricsAuth: 'kubernetes',
       resyncMs: 300_000,
-      probe: { intervalMs: 2000, failAfter: 3, recoverAfter: 3 },
+      probe: {
+        intervalMs: 500,
+        timeoutMs: 400,
+        failAfter: 3,
+        recoverAfter: 3,
+        flapWindowMs: 60_000,
+        flapHoldMs: 30_000,
+      },
       leaderElection: { enabled: true, namespace: 'gatehouse-system', name: 'gatehouse-operator-leader' },
     });
     expect(c.leaderElection.identity).toMatch(/^op-0_[0-9a-f]{8}$/);

@@ -55,6 +55,7 @@ const SETTINGS = {
   },
   'health-port': { env: 'HEALTH_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8081) },
   'metrics-port': { env: 'METRICS_PORT', schema: z.coerce.number().int().min(0).max(65535).default(8080) },
+  'metrics-auth': { env: 'METRICS_AUTH', schema: z.enum(['kubernetes', 'none']).default('kubernetes') },
   'bind-address': { env: 'BIND_ADDRESS', schema: z.string().default('0.0.0.0') },
   'kube-api-qps': { env: 'KUBE_API_QPS', schema: z.coerce.number().min(1).max(1000).default(50) },
   'kube-api-burst': { env: 'KUBE_API_BURST', schema: z.coerce.number().int().min(1).max(2000).default(100) },
@@ -69,16 +70,24 @@ const SETTINGS = {
   },
   'probe-interval-ms': {
     env: 'PROBE_INTERVAL_MS',
-    schema: z.coerce.number().int().min(50).max(600_000).default(2000),
+    schema: z.coerce.number().int().min(50).max(600_000).default(500),
   },
   'probe-timeout-ms': {
     env: 'PROBE_TIMEOUT_MS',
-    schema: z.coerce.number().int().min(50).max(60_000).default(1500),
+    schema: z.coerce.number().int().min(50).max(60_000).default(400),
   },
   'probe-fail-after': { env: 'PROBE_FAIL_AFTER', schema: z.coerce.number().int().min(1).max(100).default(3) },
   'probe-recover-after': {
     env: 'PROBE_RECOVER_AFTER',
     schema: z.coerce.number().int().min(1).max(100).default(3),
+  },
+  'probe-flap-window-seconds': {
+    env: 'PROBE_FLAP_WINDOW_SECONDS',
+    schema: z.coerce.number().int().min(0).max(86_400).default(60),
+  },
+  'probe-flap-hold-seconds': {
+    env: 'PROBE_FLAP_HOLD_SECONDS',
+    schema: z.coerce.number().int().min(0).max(86_400).default(30),
   },
   'log-level': {
     env: 'LOG_LEVEL',
@@ -117,6 +126,12 @@ export interface OperatorConfig {
   manageCrd: boolean;
   healthPort: number;
   metricsPort: number;
+  /**
+   * Who may read /metrics: `kubernetes`, a bearer token the apiserver authenticates and allows `get` on
+   * /metrics (TokenReview, SubjectAccessReview; the command line's default), or `none`, anyone who
+   * reaches the port. Unset in a config built in code: none.
+   */
+  metricsAuth?: 'kubernetes' | 'none';
   bindAddress: string;
   /** Client-side rate limit of the controllers' requests (token bucket; watches and the Lease exempt). */
   kubeApi: { qps: number; burst: number };
@@ -124,7 +139,18 @@ export interface OperatorConfig {
   resyncMs: number;
   /** How long a deleted App waits for the admin API to disable its app before it is let go anyway. */
   cleanupTimeoutMs: number;
-  probe: { intervalMs: number; timeoutMs: number; failAfter: number; recoverAfter: number };
+  /**
+   * The probes of each region's main API (health/prober.ts); the flap settings are optional so that a
+   * config built in code gets the prober's defaults.
+   */
+  probe: {
+    intervalMs: number;
+    timeoutMs: number;
+    failAfter: number;
+    recoverAfter: number;
+    flapWindowMs?: number;
+    flapHoldMs?: number;
+  };
   logLevel: Raw['log-level'];
 }
 
@@ -168,6 +194,7 @@ export function loadOperatorConfig(
     manageCrd: r['manage-crd'] === 'true',
     healthPort: r['health-port'],
     metricsPort: r['metrics-port'],
+    metricsAuth: r['metrics-auth'],
     bindAddress: r['bind-address'],
     kubeApi: { qps: r['kube-api-qps'], burst: r['kube-api-burst'] },
     concurrency: r.concurrency,
@@ -178,6 +205,8 @@ export function loadOperatorConfig(
       timeoutMs: r['probe-timeout-ms'],
       failAfter: r['probe-fail-after'],
       recoverAfter: r['probe-recover-after'],
+      flapWindowMs: r['probe-flap-window-seconds'] * 1000,
+      flapHoldMs: r['probe-flap-hold-seconds'] * 1000,
     },
     logLevel: r['log-level'],
   };

@@ -21,6 +21,7 @@ import { Informer, keyOf } from './runtime/informer.ts';
 import { KubeClient, type KubeObject } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
+import { kubernetesAuthorizer } from './runtime/metrics-auth.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
 import { APPS, DEPLOYMENTS, type ResourceType, resourcePath, SECRETS } from './runtime/resources.ts';
 
@@ -116,12 +117,22 @@ export class Manager {
           detail: { leader: this.isLeader },
         }),
       }),
-      await serveEndpoints(config.metricsPort, config.bindAddress, {
-        '/metrics': async () => ({
-          contentType: this.metrics.registry.contentType,
-          body: await this.metrics.registry.metrics(),
-        }),
-      }),
+      await serveEndpoints(
+        config.metricsPort,
+        config.bindAddress,
+        {
+          '/metrics': async () => ({
+            contentType: this.metrics.registry.contentType,
+            body: await this.metrics.registry.metrics(),
+          }),
+        },
+        {
+          authorize:
+            config.metricsAuth === 'kubernetes'
+              ? kubernetesAuthorizer(this.client, { path: '/metrics', logger: this.#o.logger })
+              : undefined,
+        },
+      ),
     ];
     this.#loop = this.#lead();
   }

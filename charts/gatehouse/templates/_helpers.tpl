@@ -207,6 +207,15 @@ gatehouse: operator.replicas is {{ .Values.operator.replicas }} but operator.lea
 {{- if and (not .Values.adminApi.enabled) (not .Values.adminApi.externalUrl) }}
 gatehouse: adminApi.enabled is false and adminApi.externalUrl is empty: the operator needs an admin API to register Apps; enable the in-cluster one or give its URL.
 {{- end -}}
+{{- $m := .Values.operator.metrics -}}
+{{- if and $m.serviceMonitor.enabled (not $m.service.enabled) }}
+gatehouse: operator.metrics.serviceMonitor.enabled needs operator.metrics.service.enabled: the ServiceMonitor scrapes through that Service.
+{{- end -}}
+{{- range $i, $r := $m.readers -}}
+{{- if not (and $r.namespace $r.name) }}
+gatehouse: operator.metrics.readers[{{ $i }}] needs a namespace and a name (a ServiceAccount), e.g. {namespace: monitoring, name: prometheus-k8s}.
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "gatehouse.validate.database" -}}

@@ -97,3 +97,75 @@ describe('MainApiProber', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 });
+
+describe('MainApiProber at the shipped settings (switch speed and flap damping)', () => {
+  // The operator's defaults (config.ts): what the switch goals are measured against.
+  const shipped = { intervalMs: 500, timeoutMs: 400, failAfter: 3, recoverAfter: 3 };
+  afterEach(() => vi.useRealTimers());
+
+  /** A main API that is down (hangs until the probe's timeout) while `down(now)` says so. */
+  function against(down: (now: number) => boolean) {
+    const changes: { at: number; healthy: boolean }[] = [];
+    const start = Date.now();
+    const probe = async (_url: string, timeoutMs: number) => {
+      if (!down(Date.now() - start)) return true;
+      await new Promise((r) => setTimeout(r, timeoutMs));
+      return false;
+    };
+    const prober = new MainApiProber(
+      shipped,
+      (_app, _region, healthy) => changes.push({ at: Date.now() - start, healthy }),
+      { probe },
+    );
+    prober.sync('ns/app', [{ name: 'eu', url: 'http://eu' }]);
+    return { prober, changes };
+  }
+
+  it('a main API that stops answering (probes hang until their timeout) is judged down within 2 s', async () => {
+    vi.useFakeTimers();
+    const { prober, changes } = against((t) => t >= 10_000);
+    await vi.advanceTimersByTimeAsync(20_000);
+    prober.stop();
+    expect(changes[0]).toMatchObject({ healthy: true });
+    const down = changes.find((c) => !c.healthy);
+    expect(down).toBeDefined();
+    // A hanging probe must not stretch the cadence: 3 probes, 500 ms apart, the last one timing out.
+    expect((down?.at ?? 0) - 10_000).toBeLessThanOrEqual(2000);
+  });
+
+  it('a main API back up is judged healthy within 2 s', async () => {
+    vi.useFakeTimers();
+    const { prober, changes } = against((t) => t >= 1000 && t < 5000);
+    await vi.advanceTimersByTimeAsync(10_000);
+    prober.stop();
+    expect(changes.map((c) => c.healthy)).toEqual([true, false, true]);
+    expect((changes[2]?.at ?? 0) - 5000).toBeLessThanOrEqual(2000);
+  });
+
+  it('5 cycles of 7 s down / 7 s up: every outage switches, but traffic stays on the standby after the second', async () => {
+    vi.useFakeTimers();
+    const cycles = 5;
+    const { prober, changes } = against((t) => t < cycles * 14_000 && t % 14_000 < 7000);
+    await vi.advanceTimersByTimeAsync(cycles * 14_000 + 40_000);
+    expect(prober.health('ns/app', 'eu')).toMatchObject({ healthy: true, damped: false });
+    prober.stop();
+    const downs = changes.filter((c) => !c.healthy);
+    // Undamped, this is 5 switches each way; damped: down, back, down again and held until stable.
+    expect(downs).toHaveLength(2);
+    expect(changes.filter((c) => c.healthy)).toHaveLength(2);
+    for (const d of downs) expect(d.at % 14_000).toBeLessThanOrEqual(2000);
+    // The last recovery waits for 30 s of good probes after the flapping stopped, then comes.
+    const last = changes.at(-1);
+    expect(last?.healthy).toBe(true);
+    expect(last?.at).toBeGreaterThanOrEqual(cycles * 14_000 - 7000 + 30_000);
+  });
+
+  it('a single outage after a quiet minute is not damped: back within 2 s of the main API answering', async () => {
+    vi.useFakeTimers();
+    const { prober, changes } = against((t) => (t >= 1000 && t < 4000) || (t >= 70_000 && t < 75_000));
+    await vi.advanceTimersByTimeAsync(80_000);
+    prober.stop();
+    expect(changes.map((c) => c.healthy)).toEqual([true, false, true, false, true]);
+    expect((changes[4]?.at ?? 0) - 75_000).toBeLessThanOrEqual(2000);
+  });
+});

@@ -5,7 +5,15 @@ export interface ProbeSettings {
   failAfter: number;
   /** Consecutive successes before a down main API counts as healthy again. */
   recoverAfter: number;
+  /**
+   * Flap damping: a region that goes down again within `flapWindowMs` of recovering is flapping, and
+   * its next recovery also needs `flapHoldMs` of unbroken successes. Defaults: 60 s and 30 s.
+   */
+  flapWindowMs?: number;
+  flapHoldMs?: number;
 }
+
+export const FLAP_DEFAULTS = { flapWindowMs: 60_000, flapHoldMs: 30_000 };
 
 /** One probe: true when `GET <baseUrl>/readyz` answers 2xx within the timeout. Injectable for tests. */
 export type ProbeFn = (baseUrl: string, timeoutMs: number) => Promise<boolean>;
@@ -29,17 +37,27 @@ export interface RegionHealth {
   /** Consecutive failures (or successes) so far, for messages. */
   failures: number;
   successes: number;
+  /** True while the region is flapping: its recovery waits for flapHoldMs of good probes. */
+  damped?: boolean;
 }
 
 interface Target extends RegionHealth {
+  damped: boolean;
   url: string;
+  /** When the current run of successes began, and when the region last came back up. */
+  upSince: number | undefined;
+  recoveredAt: number | undefined;
   timer: NodeJS.Timeout | undefined;
   stopped: boolean;
 }
 
 /**
- * Probes every region's main API from the operator, each on its own timer, with hysteresis: one lost
- * probe changes nothing; `failAfter` in a row mark the region down, `recoverAfter` in a row mark it up.
+ * Probes every region's main API from the operator, each on its own timer, one probe every `intervalMs`
+ * (a probe that hangs until its timeout does not stretch the cadence), with hysteresis: one lost probe
+ * changes nothing; `failAfter` in a row mark the region down, `recoverAfter` in a row mark it up.
+ * Damping acts on the way back only, so every outage is still detected within `failAfter` probes: a
+ * region that fails again within `flapWindowMs` of recovering stays down until it has answered for
+ * `flapHoldMs` without a miss (traffic stays on the standby while the main API flaps).
  * `onChange(appKey)` fires when a region's verdict changes, so the App is reconciled at once.
  */
 export class MainApiProber {
@@ -79,6 +97,9 @@ export class MainApiProber {
         lastProbeAt: undefined,
         failures: 0,
         successes: 0,
+        damped: false,
+        upSince: undefined,
+        recoveredAt: undefined,
         timer: undefined,
         stopped: false,
       };
@@ -90,7 +111,13 @@ export class MainApiProber {
   health(appKey: string, region: string): RegionHealth | undefined {
     const t = this.#targets.get(appKey)?.get(region);
     return (
-      t && { healthy: t.healthy, lastProbeAt: t.lastProbeAt, failures: t.failures, successes: t.successes }
+      t && {
+        healthy: t.healthy,
+        lastProbeAt: t.lastProbeAt,
+        failures: t.failures,
+        successes: t.successes,
+        damped: t.damped,
+      }
     );
   }
 
@@ -105,18 +132,23 @@ export class MainApiProber {
 
   #schedule(appKey: string, region: string, target: Target, delay: number) {
     target.timer = setTimeout(async () => {
+      const started = Date.now();
       const ok = await this.#probe(target.url, this.#settings.timeoutMs);
       if (target.stopped) return;
       this.#record(appKey, region, target, ok);
-      this.#schedule(appKey, region, target, this.#settings.intervalMs);
+      const elapsed = Date.now() - started;
+      this.#schedule(appKey, region, target, Math.max(0, this.#settings.intervalMs - elapsed));
     }, delay);
     target.timer.unref();
   }
 
   #record(appKey: string, region: string, target: Target, ok: boolean) {
     this.#onResult(ok);
-    target.lastProbeAt = new Date();
+    const now = Date.now();
+    const { flapWindowMs, flapHoldMs } = { ...FLAP_DEFAULTS, ...this.#settings };
+    target.lastProbeAt = new Date(now);
     if (ok) {
+      if (target.successes === 0) target.upSince = now;
       target.failures = 0;
       target.successes += 1;
     } else {
@@ -124,9 +156,21 @@ export class MainApiProber {
       target.failures += 1;
     }
     const before = target.healthy;
-    if (ok && (before === undefined || (before === false && target.successes >= this.#settings.recoverAfter)))
+    // 1. Back up: recoverAfter good probes in a row, and while flapping, flapHoldMs of them.
+    const held = !target.damped || now - (target.upSince ?? now) >= flapHoldMs;
+    if (
+      ok &&
+      (before === undefined || (before === false && target.successes >= this.#settings.recoverAfter && held))
+    ) {
       target.healthy = true;
-    if (!ok && before !== false && target.failures >= this.#settings.failAfter) target.healthy = false;
+      if (before === false) target.recoveredAt = now;
+      target.damped = false;
+    }
+    // 2. Down: failAfter failed probes in a row, always (damping never delays a switch to the standby).
+    if (!ok && before !== false && target.failures >= this.#settings.failAfter) {
+      target.healthy = false;
+      target.damped = target.recoveredAt !== undefined && now - target.recoveredAt < flapWindowMs;
+    }
     if (target.healthy !== before && target.healthy !== undefined)
       this.#onChange(appKey, region, target.healthy);
   }

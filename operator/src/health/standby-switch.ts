@@ -51,11 +51,15 @@ export function endpointSliceTargets(client: KubeClient): StandbyTargets {
 export interface SwitchResult {
   total: number;
   acknowledged: number;
+  /** Calls made: processes that acknowledged the same mode within `fresherThanMs` are not called again. */
+  sent: number;
   errors: string[];
 }
 
 /** Tells standby processes which mode to be in: `POST <standby>/internal/v1/mode` with the sync token. */
 export class StandbySwitch {
+  /** What each process of a region last acknowledged, and when: by `<ns>/<app>/<region>`, then URL. */
+  readonly #heard = new Map<string, Map<string, { mode: StandbyMode; at: number }>>();
   readonly #token: string | undefined;
   readonly #targets: StandbyTargets;
   readonly #timeoutMs: number;
@@ -78,22 +82,56 @@ export class StandbySwitch {
     this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
-  /** Sends `mode` to every standby process of the region, in parallel; never throws. */
-  async setMode(app: App, region: string, mode: StandbyMode): Promise<SwitchResult> {
+  /**
+   * Sends `mode` to every standby process of the region, in parallel; never throws. With
+   * `fresherThanMs`, a process that acknowledged this same mode less than that long ago counts as
+   * acknowledged without a call (a reconcile during an outage re-tells only new or forgetful pods).
+   */
+  async setMode(
+    app: App,
+    region: string,
+    mode: StandbyMode,
+    options: { fresherThanMs?: number } = {},
+  ): Promise<SwitchResult> {
     let urls: string[];
     try {
       urls = await this.#targets(app, region);
     } catch (err) {
-      return { total: 0, acknowledged: 0, errors: [`listing standby endpoints: ${(err as Error).message}`] };
+      return {
+        total: 0,
+        acknowledged: 0,
+        sent: 0,
+        errors: [`listing standby endpoints: ${(err as Error).message}`],
+      };
     }
     // Without the sync credential every call would be a 401: say what is missing instead.
     if (!this.#token && urls.length) {
       const missing = 'no standby sync credential: set GATEHOUSE_STANDBY_SYNC_TOKEN (--standby-token)';
-      return { total: urls.length, acknowledged: 0, errors: [missing] };
+      return { total: urls.length, acknowledged: 0, sent: 0, errors: [missing] };
     }
-    const results = await Promise.all(urls.map((url) => this.#post(url, mode)));
+    const regionKey = `${app.metadata.namespace}/${app.metadata.name}/${region}`;
+    const before = this.#heard.get(regionKey);
+    // Only the processes listed now are remembered: the map never outgrows the region's pods.
+    const heard = new Map<string, { mode: StandbyMode; at: number }>();
+    this.#heard.set(regionKey, heard);
+    const now = Date.now();
+    const fresh = (url: string) => {
+      const last = before?.get(url);
+      const ok =
+        last?.mode === mode && options.fresherThanMs !== undefined && now - last.at < options.fresherThanMs;
+      if (ok && last) heard.set(url, last);
+      return ok;
+    };
+    const toCall = urls.filter((url) => !fresh(url));
+    const results = await Promise.all(
+      toCall.map(async (url) => {
+        const error = await this.#post(url, mode);
+        if (!error) heard.set(url, { mode, at: Date.now() });
+        return error;
+      }),
+    );
     const errors = results.filter((r): r is string => r !== null);
-    return { total: urls.length, acknowledged: urls.length - errors.length, errors };
+    return { total: urls.length, acknowledged: urls.length - errors.length, sent: toCall.length, errors };
   }
 
   async #post(url: string, mode: StandbyMode): Promise<string | null> {

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appCrd, CRD_FILE, GENERATED_HEADER, renderCrdYaml } from './crd.ts';
+import {
+  appCrd,
+  CRD_FILE,
+  CRD_VERSION_ANNOTATION,
+  GENERATED_HEADER,
+  OPERATOR_VERSION,
+  renderCrdYaml,
+} from './crd.ts';
 
 const operatorDir = join(import.meta.dirname, '..', '..', '..');
 
@@ -45,5 +52,23 @@ describe('the App CRD', () => {
       minItems: 2,
       maxItems: 2,
     });
+  });
+
+  it('serves v1alpha1 and v1beta1 with one schema (conversion None), stores v1alpha1, and carries its version', () => {
+    const crd = appCrd();
+    expect(crd.spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
+      ['v1alpha1', true, true],
+      ['v1beta1', true, false],
+    ]);
+    const [alpha, beta] = crd.spec.versions;
+    expect(JSON.stringify(beta?.schema)).toBe(JSON.stringify(alpha?.schema));
+    expect(beta?.additionalPrinterColumns).toEqual(alpha?.additionalPrinterColumns);
+    expect(crd.spec.conversion).toEqual({ strategy: 'None' });
+    expect(crd.metadata.annotations[CRD_VERSION_ANNOTATION]).toBe(OPERATOR_VERSION);
+    expect(
+      appCrd({ storageVersion: 'v1beta1' })
+        .spec.versions.filter((v) => v.storage)
+        .map((v) => v.name),
+    ).toEqual(['v1beta1']);
   });
 });

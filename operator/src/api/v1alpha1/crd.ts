@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { dump } from 'js-yaml';
 import { appSpecSchema } from './app-spec.ts';
 import { appStatusSchema } from './app-status.ts';
@@ -8,10 +9,21 @@ import {
   KIND,
   LIST_KIND,
   PLURAL,
+  SERVED_VERSIONS,
   SHORT_NAMES,
   SINGULAR,
-  VERSION,
+  STORAGE_VERSION,
 } from './groupversion.ts';
+
+/**
+ * Annotation on the CRD: the operator version whose schema it holds. Every copy Gatehouse ships carries
+ * it (config/crd, the chart's crds/, what the operator applies), so a CRD without it was not installed
+ * by Gatehouse and the operator leaves it alone.
+ */
+export const CRD_VERSION_ANNOTATION = 'gatehouse.dev/operator-version';
+export const OPERATOR_VERSION = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** The header of every generated manifest: the schema lives in TypeScript, not in the YAML. */
 export const GENERATED_HEADER = [
@@ -51,14 +63,37 @@ const ROOT_VALIDATIONS = [
   },
 ];
 
-/** The CustomResourceDefinition of App, as applied to the apiserver and written to config/crd/bases. */
-export function appCrd() {
+/** The schema every served version shares. */
+function openAPIV3Schema() {
+  return {
+    description:
+      'An app protected by Gatehouse: its registration in the service (key, plan, quota, policies) and the verification API and standby it runs in each region.',
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: appSpecSchema.json,
+      status: appStatusSchema.json,
+    },
+    required: ['spec'],
+    'x-kubernetes-validations': ROOT_VALIDATIONS,
+  };
+}
+
+/**
+ * The CustomResourceDefinition of App, as applied to the apiserver and written to config/crd/bases.
+ * `storageVersion` is for the migration's tests: what a release that moves storage ships.
+ */
+export function appCrd(options: { storageVersion?: (typeof SERVED_VERSIONS)[number] } = {}) {
+  const storage = options.storageVersion ?? STORAGE_VERSION;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
       name: CRD_NAME,
       labels: { 'app.kubernetes.io/name': 'gatehouse', 'app.kubernetes.io/component': 'crd' },
+      annotations: { [CRD_VERSION_ANNOTATION]: OPERATOR_VERSION },
     },
     spec: {
       group: GROUP,
@@ -71,31 +106,15 @@ export function appCrd() {
         categories: CATEGORIES,
       },
       scope: 'Namespaced',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: PRINTER_COLUMNS,
-          schema: {
-            openAPIV3Schema: {
-              description:
-                'An app protected by Gatehouse: its registration in the service (key, plan, quota, policies) and the verification API and standby it runs in each region.',
-              type: 'object',
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: appSpecSchema.json,
-                status: appStatusSchema.json,
-              },
-              required: ['spec'],
-              'x-kubernetes-validations': ROOT_VALIDATIONS,
-            },
-          },
-        },
-      ],
+      versions: SERVED_VERSIONS.map((name) => ({
+        name,
+        served: true,
+        storage: name === storage,
+        subresources: { status: {} },
+        additionalPrinterColumns: PRINTER_COLUMNS,
+        schema: { openAPIV3Schema: openAPIV3Schema() },
+      })),
+      conversion: { strategy: 'None' },
     },
   };
 }

@@ -1,7 +1,15 @@
 /** The App API's group, version and names: every path, manifest and printer column starts here. */
 export const GROUP = 'gatehouse.dev';
+/** The version the operator reads and writes. */
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
+/**
+ * Every version the CRD serves, oldest first. They share one schema, so the apiserver converts between
+ * them by changing apiVersion alone (conversion `None`); a schema that differs needs a conversion webhook.
+ */
+export const SERVED_VERSIONS = ['v1alpha1', 'v1beta1'] as const;
+/** The version etcd holds Apps in; moving it is a storage-version migration (crd-migrate.ts). */
+export const STORAGE_VERSION = 'v1alpha1';
 export const KIND = 'App';
 export const LIST_KIND = 'AppList';
 export const PLURAL = 'apps';

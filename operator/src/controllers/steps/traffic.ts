@@ -42,7 +42,11 @@ export const ensureTrafficMode: Step = async function ensureTrafficMode(ctx, dep
     let note = '';
     let unheard = false;
     if (want === 'serve' || last.mode !== want) {
-      const result = await deps.standby.setMode(ctx.app, region.name, want);
+      // While serving, a reconcile re-tells only the processes that have not heard 'serve' lately (new
+      // or restarted pods); the reassert timer (standbyReassertMs) re-tells all of them.
+      const result = await deps.standby.setMode(ctx.app, region.name, want, {
+        fresherThanMs: last.mode === want ? deps.standbyReassertMs / 2 : undefined,
+      });
       note = `${result.acknowledged}/${result.total} standby processes acknowledged '${want}'`;
       // No process reached is not "all acknowledged": a failed or empty EndpointSlice list (the slice
       // controller lagging, a pod not yet listed, RBAC) must not record a switch nobody heard. The
@@ -59,7 +63,9 @@ export const ensureTrafficMode: Step = async function ensureTrafficMode(ctx, dep
         ctx.requeueAfter(Math.min(deps.standbyReassertMs, 5000));
       }
       if (current.mode !== last.mode) {
-        const failed = `${health?.failures ?? 0} failed probes of ${region.probeUrl ?? region.hosts.api}`;
+        const failed = `${health?.failures ?? 0} failed probes of ${region.probeUrl ?? region.hosts.api}${
+          health?.damped ? '; flapping, so traffic returns only after the flap hold of good probes' : ''
+        }`;
         if (want === 'serve') {
           deps.recorder.event(
             ctx.app,
