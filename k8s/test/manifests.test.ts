@@ -121,8 +121,10 @@ describe.skipIf(noKustomize)('kustomize build', () => {
     expect(env.DATABASE_URL).toEqual({ secretKeyRef: { name: 'gatehouse-db-eu-west', key: 'DATABASE_URL' } });
     const operator = find(objects, 'Deployment', 'gatehouse-operator');
     expect(envOf(operator)).toMatchObject({ LEADER_ELECT: 'true' });
-    // The shipped probe cadence, which the switch's goals are measured with: no overlay slows it.
-    expect(Object.keys(envOf(operator)).filter((k) => k.startsWith('PROBE_'))).toEqual([]);
+    // The shipped probe cadence, which the switch's goals are measured with: the overlay does not change it.
+    const probes = (o: KubeObject) => Object.entries(envOf(o)).filter(([k]) => k.startsWith('PROBE_'));
+    expect(probes(operator)).toEqual(probes(find(built.base!.objects, 'Deployment', 'gatehouse-operator')));
+    expect(envOf(operator).PROBE_INTERVAL_MS).toBe('500');
     const shop = find(objects, 'App', 'shop') as KubeObject & {
       spec: { regions: { name: string; locality: string }[] };
     };
