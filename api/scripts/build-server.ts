@@ -9,11 +9,11 @@ import { build, type Plugin } from 'esbuild';
  * the process the API forks to draw challenges: api/src/challenges/image-pool.ts). It is what the container
  * runs (api/Dockerfile).
  *
- * Why a bundle: Node runs the TypeScript sources through its type stripper, which costs ~70 MiB of
- * resident memory per process (the stripper's WebAssembly and every module kept as source twice); the
- * bundle runs as plain JavaScript (issue 14, ≤ 150 MiB per API process). Gatehouse's own workspaces
- * (`@gatehouse/*`) are bundled; npm packages stay external, loaded from node_modules as before (native
- * addons, WebAssembly and files found next to their modules keep working untouched).
+ * Why a bundle: Node runs the TypeScript sources through its type stripper, which costs resident memory in
+ * every process (the stripper's WebAssembly and every module kept as source twice); the bundle runs as plain
+ * JavaScript, within the API's budget of 150 MiB per process. Gatehouse's own workspaces (`@gatehouse/*`) are
+ * bundled; npm packages stay external, loaded from node_modules as from the sources (native addons, WebAssembly
+ * and files found next to their modules keep working untouched).
  *
  * The sources still ship beside the bundle: paths a module finds relative to itself (`import.meta.url`,
  * `import.meta.dirname`: migrations, the console's UI, the widget's sources, the datacenter ranges) are
@@ -32,7 +32,7 @@ const ENTRIES: Record<string, string> = {
 /**
  * npm packages that stay in node_modules: native addons, WebAssembly or worker files found next to their
  * own module, and what runs only on demand (the console's and the widget's builds). Everything else is
- * bundled: each ES module loaded separately cost resident memory (drizzle-orm's ~400 files alone ~38 MiB).
+ * bundled: each ES module loaded separately costs resident memory (drizzle-orm alone has hundreds of files).
  */
 const EXTERNAL = [
   '@electric-sql/pglite',
@@ -59,8 +59,8 @@ const externals: Plugin = {
 /**
  * `node:http` (or `http`) as CommonJS wherever it is imported: an ES import of a built-in module reads every
  * export, and node:http's WebSocket, CloseEvent and MessageEvent are lazy getters that load undici, Node's
- * fetch: ~13 MiB resident (2.3 MiB of heap) in every API process, which never uses it (issue 14; @koa/router's
- * ES build and core/src/http/listen.ts import it). `require` is the bundle's own (the banner's createRequire).
+ * fetch, into every API process, which never uses it (@koa/router's ES build and core/src/http/listen.ts import
+ * it). `require` is the bundle's own (the banner's createRequire).
  */
 const commonJsHttp: Plugin = {
   name: 'commonjs-http',
@@ -132,8 +132,8 @@ export async function buildServer(outdir = DIST, extraEntries: Record<string, st
     charset: 'ascii',
     // What our code imports dynamically (PGlite and its driver without DATABASE_URL, ioredis, the Privacy
     // Pass verifier, the OpenAPI document) becomes a chunk of its own, read only when imported: in one file,
-    // an external package such a module imports (PGlite) was loaded at start-up, and the source of every
-    // module is held in memory once the file is (issue 14). Code the entries share is a chunk too.
+    // an external package such a module imports (PGlite) would be loaded at start-up, and the source of
+    // every module is held in memory once the file is. Code the entries share is a chunk too.
     splitting: true,
     sourcemap: 'linked',
     write: false,
@@ -160,7 +160,7 @@ export async function buildServer(outdir = DIST, extraEntries: Record<string, st
  * The bundle with every character left outside ASCII replaced by `?`. V8 keeps a module's source in
  * memory for as long as the process lives (functions compile lazily from it), one byte per character
  * when the file is ASCII and two bytes when it is not: a single dash in a comment of a bundled package
- * made the 4.7 MB server bundle a 9.4 MB string (issue 14: ~4.5 MiB less resident per process). With
+ * would double the resident size of the whole server bundle's source. With
  * `charset: 'ascii'`, what is left outside ASCII is comment text, so nothing that runs changes, and one
  * `?` per UTF-16 unit keeps the columns the source map points at.
  */

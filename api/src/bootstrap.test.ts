@@ -37,8 +37,8 @@ describe('localAdminToken', () => {
 });
 
 /*
- * Optional libraries load only where configured (issue 14: every module loaded costs resident memory in
- * each API process). A fresh Node process boots the API from its sources and reports which of them it
+ * Optional libraries load only where configured: every module loaded costs resident memory in each API
+ * process. A fresh Node process boots the API from its sources and reports which of them it
  * resolved, watched by a module hook.
  */
 const withRedis = await redisAvailable('the lazy loading of ioredis');

@@ -153,7 +153,7 @@ export async function bootstrap(
 /**
  * Libraries only some deployments use are loaded when configured, not at start-up: ioredis (REDIS_URL,
  * STANDBY_STORE_URL) and the Privacy Pass verifier (PRIVACY_PASS_ISSUERS). Loading a module costs resident
- * memory in every process, used or not (issue 14, ≤ 150 MiB per API process).
+ * memory in every process, used or not, and each API process has a resident-memory budget (≤ 150 MiB).
  */
 async function redisClient(url: string, options: RedisOptions): Promise<Redis> {
   // Through the default export (ioredis's module.exports, which carries Redis too): a chunk of the bundle

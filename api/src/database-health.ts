@@ -18,8 +18,8 @@ export const STALLED_REQUEST_MS = 2000;
 
 /**
  * Whether the database answers, as last seen by requests and readiness probes. Losing it or getting it
- * back is logged once per change, never once per request, and never with the query text: a lost database
- * under load used to log every failing statement in full (issue 11, finding 5).
+ * back is logged once per change, never once per request, and never with the query text: under load a
+ * lost database would otherwise fill the log with every failing statement in full.
  */
 export class DatabaseHealth {
   readonly #database: DatabaseHandle;
@@ -159,7 +159,7 @@ export function databaseErrors(health: DatabaseHealth): Middleware {
     }
     throw error;
   };
-  // A rejection handler on next()'s promise rather than an async frame per request (issue 14).
+  // A rejection handler on next()'s promise rather than an async frame per request.
   return function databaseErrors(_ctx, next) {
     health.probeIfDown();
     return health.guard(next()).catch(translate);

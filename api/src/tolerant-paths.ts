@@ -6,7 +6,7 @@ import type { Middleware } from 'koa';
  * into a 404. A trailing slash on the path itself is already tolerated by the router (non-strict).
  */
 export function tolerantPaths(): Middleware {
-  // next()'s promise handed back, not awaited: an async frame per request for nothing after it (issue 14).
+  // next()'s promise handed back, not awaited: an async frame per request for nothing after it.
   return function tolerantPaths(ctx, next) {
     if (ctx.path.includes('//')) ctx.path = ctx.path.replace(/\/{2,}/g, '/');
     return next();

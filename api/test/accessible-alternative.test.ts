@@ -14,7 +14,7 @@ import {
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 15 items 3 and 4 from the outside, over real HTTP: the accessible alternative to an image challenge
+ * From the outside, over real HTTP: the accessible alternative to an image challenge
  * (a longer proof-of-work) and the keyboard path's extra proof-of-work. The prices are lowered for the test
  * (ALTERNATIVE_POW_SECONDS, KEYBOARD_POW_SECONDS); their ratios and the limits are the production ones.
  */
@@ -165,7 +165,7 @@ describe.runIf(run)('accessible alternative and keyboard proof-of-work', () => {
     );
   });
 
-  describe('keyboard path (item 3)', () => {
+  describe('keyboard path', () => {
     it('a slide answered with the keyboard needs the keyboard proof-of-work; with it, it passes and says so', async () => {
       const { data, x, ids } = await slide();
       expect(data.image.keyboard_pow).toBeTruthy();

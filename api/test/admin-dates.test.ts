@@ -4,10 +4,11 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 11, finding 1: one admin input broke the app list for good. `subscription_expires_at` with a year
- * the database or the date parser mishandles (0020-02-29, year 0000) stored a row, answered 500, and every
- * later GET /admin/v1/apps answered 500 too. Dates are now refused outside 1970-01-01T00:00:00Z to
- * 9999-12-31T23:59:59.999Z (docs/decisions.md), and a bad row already stored no longer breaks the list.
+ * One admin input must not break the app list for good: a `subscription_expires_at` with a year the
+ * database or the date parser mishandles (0020-02-29, year 0000) would store a row, answer 500, and make
+ * every later GET /admin/v1/apps answer 500 too. Dates are refused outside 1970-01-01T00:00:00Z to
+ * 9999-12-31T23:59:59.999Z (docs/decisions.md, "The request boundary"), and a bad row already stored does
+ * not break the list.
  */
 
 const run = await databaseAvailable();

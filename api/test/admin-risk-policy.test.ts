@@ -4,10 +4,10 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Found while closing issue 11's finding 1 (one admin input breaking an app for good): `risk_policy` was
- * stored as any object. A reputation list entry that is not an IP range made every challenge of that app
- * answer 500; a misspelt tier or inverted thresholds were silently replaced by the defaults. The admin
- * API now checks the policy with the schema the risk engine reads it with, and stores it as given.
+ * One admin input must not break an app for good: stored as any object, a `risk_policy` whose reputation
+ * list entry is not an IP range would make every challenge of that app answer 500, and a misspelt tier or
+ * inverted thresholds would be silently replaced by the defaults. The admin API checks the policy with the
+ * schema the risk engine reads it with, and stores it as given.
  */
 
 const run = await databaseAvailable();

@@ -17,7 +17,7 @@ import {
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 15 items 1 and 3 from the outside, over real HTTP: wrong image answers cost the address they came
+ * Escalation and the keyboard path from the outside, over real HTTP: wrong image answers cost the address they came
  * from (the next init scores higher, then takes the hard tier, then is refused for minutes), with the
  * reasons visible to the integrator; a keyboard completion raises the next score a little; the click
  * crosshair's keyboard answer carries the same priced proof-of-work as the slide's. Addresses come from

@@ -19,7 +19,7 @@ import {
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 18: rotating an app's public key with grace, through real HTTP on the vitest project's database.
+ * Rotating an app's public key with grace, through real HTTP on the vitest project's database.
  * During the grace the previous key names the app everywhere a key is presented (challenge init and
  * submit, validation, server-token issue, the admin API, the standby's snapshot); after it, nowhere.
  */

@@ -5,8 +5,8 @@ import { AuthThrottle, type AuthThrottleLimits } from '../src/auth-throttle.ts';
 
 /*
  * Counting in memory, the throttle answers a check at once (undefined: no promise, no counter read) while
- * no failure was recorded within a window, since every counter is then empty (issue 14: validate's every
- * call is checked). Once one is recorded, checks read the counters and refuse as before; with Redis, the
+ * no failure was recorded within a window, since every counter is then empty (validate's every call is
+ * checked). Once one is recorded, checks read the counters and refuse; with Redis, the
  * counts are every instance's, so a check always reads them.
  */
 const LIMITS: AuthThrottleLimits = {

@@ -11,9 +11,9 @@ import {
 } from './harness.ts';
 
 /*
- * Issue 11, finding 6: failed authentication is throttled per source address and per credential. The
- * probe sent 600 wrong admin tokens, 600 wrong app secrets and 600 forged tokens in a row from one address
- * and never saw a 429. Now that address is refused with 429 `rate_limited` and Retry-After, while the
+ * Failed authentication is throttled per source address and per credential: an address that sends wrong
+ * admin tokens, wrong app secrets or forged tokens in a row is refused with 429 `rate_limited` and
+ * Retry-After, while the
  * right credentials from an address that has not failed keep working, and a genuine token is judged
  * whoever sends it. Sources are told apart by X-Forwarded-For behind TRUSTED_PROXIES=loopback, as behind an ingress.
  */

@@ -225,7 +225,7 @@ describe.runIf(run)('bad input', () => {
     it('answers unicode, NUL bytes and lone surrogates without a 5xx', async () => {
       const field = path === VALIDATE ? 'pass_token' : 'action';
       const expected = path === VALIDATE ? [200, 'token_not_found'] : [400, 'invalid_request'];
-      // A NUL is refused at the boundary for every field (issue 11, finding 12; request-boundary.test.ts).
+      // A NUL is refused at the boundary for every field (request-boundary.test.ts).
       for (const value of ['pt_\u0000', 'pt_a\u0000.b']) {
         const res = await post(path, JSON_TYPE, JSON.stringify({ [field]: value }));
         expectEnvelope(res, 400, 'invalid_request');

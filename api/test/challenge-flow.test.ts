@@ -99,8 +99,8 @@ describe.runIf(run)('challenge flow: init, submit, validate', () => {
     expect(solved.status).toBe(200);
   });
 
-  it('a challenge sealed before the switch to 512 KiB (scrypt 4 MiB, 8 hashes per sub-puzzle) still passes', async () => {
-    // Challenges in flight during the deploy carry their own parameters inside the seal (docs/pow.md).
+  it('a challenge sealed with other proof-of-work parameters (scrypt 4 MiB, 8 hashes per sub-puzzle) still passes', async () => {
+    // Challenges in flight when the parameters change carry their own inside the seal (docs/pow.md).
     const a = await app();
     const started = await init({ app_key: a.appKey, action: 'login', signals: browserSignals });
     const sealed = await sealedOf(a.appId, started.body.data.challenge);

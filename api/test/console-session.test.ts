@@ -7,11 +7,11 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * The console's sign-in session over real HTTP. The probe found the console's session was the admin
- * token itself: still accepted after sign-out, never expiring. Now the token is exchanged once for a
- * session cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) that ends at sign-out, when idle, at an
- * absolute limit and when the admin token changes; a state-changing request by cookie needs the CSRF
- * token. The API's session clock is injected, so expiry is tested without waiting.
+ * The console's sign-in session over real HTTP. The session is never the admin token itself (which would stay
+ * accepted after sign-out and never expire): the token is exchanged once for a session cookie (HttpOnly,
+ * SameSite=Strict, Secure over HTTPS) that ends at sign-out, when idle, at an absolute limit and when the admin
+ * token changes; a state-changing request by cookie needs the CSRF token. The API's session clock is injected,
+ * so expiry is tested without waiting.
  */
 const run = await databaseAvailable();
 

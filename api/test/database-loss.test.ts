@@ -12,7 +12,7 @@ import {
 } from './harness.ts';
 
 /*
- * Issue 11, finding 5: with the database gone, the main API answers 503 `database_unavailable` with
+ * With the database gone, the main API answers 503 `database_unavailable` with
  * Retry-After (never 500 internal_error), /readyz fails so the standby takes over, and the log gets one
  * line when the database goes and one when it returns, never one per request and never SQL text.
  * PostgreSQL is lost for real: the API reaches it through a TCP proxy that the test closes (every open
@@ -199,8 +199,8 @@ describe.runIf(run)(`losing the database (${TEST_DATABASE})`, () => {
     it('answers 503 to a request already waiting on a connection that went silent, and loses nothing', async () => {
       const token = await solvedToken();
       await proxy!.blackhole();
-      // Its claim goes out on a pooled connection and never comes back: no error, no answer. It used to
-      // wait until the database returned (29 s in the probe; here, for ever) while later requests got 503.
+      // Its claim goes out on a pooled connection and never comes back: no error, no answer. The watchdog
+      // must answer it 503 rather than let it wait until the database returns (here, for ever).
       expectUnavailable(await api.post('/v1/validate', { pass_token: token }, auth));
       expectUnavailable(await api.post('/v1/validate', { pass_token: token }, auth));
       expect((await fetch(`${api.url}/readyz`)).status).toBe(503);

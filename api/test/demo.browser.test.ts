@@ -57,7 +57,7 @@ describe.runIf(run)('demo page in Chromium (invisible path)', () => {
     await page.screenshot({ path: join(dataDir, 'signed-in.png') });
   }, 120_000);
 
-  it("speaks the browser's language (issue 15 item 7): Norwegian no-NO gets Bokmål, Arabic is laid out right to left", async () => {
+  it("speaks the browser's language: Norwegian no-NO gets Bokmål, Arabic is laid out right to left", async () => {
     for (const [locale, lang, dir, verified] of [
       ['no-NO', 'nb', 'ltr', 'Verifisert'],
       ['ar-EG', 'ar', 'rtl', 'تم التحقق'],

@@ -73,7 +73,7 @@ describe.runIf(run)('npm start (api/src/start.ts): API and demo site', () => {
 
   it('the demo page loads the widget from the API (else from the standby hosts), which serves it and the files it loads', async () => {
     const page = await (await fetch(`${demo}/login`)).text();
-    // The embed that survives an outage: the API first, then each standby host (issue 12).
+    // The embed that survives an outage: the API first, then each standby host.
     expect(page).toMatch(
       new RegExp(`\\(\\["${api}/widget/gatehouse\\.js"(,"http://[^"]+/widget/gatehouse\\.js")*\\],0\\)`),
     );

@@ -17,7 +17,7 @@ import {
 import { freePort, Child as NodeProcess, waitUntilReady } from './processes.ts';
 
 /**
- * The failover drill (issue 4, docs/failover.md): the main API, two bypass and two fallback standby
+ * The failover drill (docs/failover.md): the main API, two bypass and two fallback standby
  * processes and a protected backend; a steady stream of real verifications (the headless client speaks
  * the widget's protocol, the backend validates with the Node SDK); SIGKILL of the main API in the middle;
  * verifications go on through the standby; the main API restarts on the same database; clients come back.

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
 
 /*
- * Issue 11, finding 4: the embedded database's folder is private to the user running Gatehouse. PGlite
- * created 968 of 1,004 files (WAL included) with mode 0666 and its folders 0755, and the master token
- * key sits in one of its tables. Now every folder is 0700 and every file 0600, including the files
- * PGlite creates long after start-up (a new WAL segment, new relation files).
+ * The embedded database's folder is private to the user running Gatehouse: the master token key sits in
+ * one of its tables, and PGlite left to itself makes most of its files 0666 and its folders 0755. Every
+ * folder is 0700 and every file 0600, including the files PGlite creates long after start-up (a new WAL
+ * segment, new relation files).
  */
 
 /** Every path under `dir` with its permission bits. */

@@ -11,9 +11,9 @@ import { type ApiServer, startApiServer } from '../src/server.ts';
 import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harness.ts';
 
 /*
- * Issue 11, finding 7: the listeners of the main API and of the standby close slow clients on our own
- * deadlines (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS) and cap open
- * connections (HTTP_MAX_CONNECTIONS). Before, 200 connections trickling a header stayed open 75 s. Real
+ * The listeners of the main API and of the standby close slow clients on our own deadlines
+ * (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS) and cap open connections
+ * (HTTP_MAX_CONNECTIONS), so clients trickling a header cannot hold connections open for long. Real
  * sockets against the real servers (`startApiServer`, `startStandby`), with short deadlines so the test
  * is quick.
  */

@@ -9,9 +9,9 @@ import {
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * A flood of image inits beyond what the workers draw (issue 14): past IMAGE_POOL_WAITING waiting requests,
- * an init is shed with 503 `service_unavailable` and Retry-After, in the envelope and as the OpenAPI
- * document says (it documented only `database_unavailable` for a 503), and the service keeps answering.
+ * A flood of image inits beyond what the workers draw: past IMAGE_POOL_WAITING waiting requests, an init is
+ * shed with 503 `service_unavailable` and Retry-After, in the envelope and as the OpenAPI document says (a
+ * 503 is not only `database_unavailable`), and the service keeps answering.
  */
 const run = await databaseAvailable();
 const SLIDE = { invisible_below: 0, image_below: 101, image_kinds: ['slide'] };

@@ -3,9 +3,9 @@ import type { ApiServer } from '../src/server.ts';
 import { databaseAvailable, startRealApiServer, TEST_DATABASE } from './harness.ts';
 
 /*
- * Issue 16, finding 7: with the Ingress sending `/` to the API pods, /metrics and the standby's
- * snapshot (offline signing key, secret hashes) were public. With INTERNAL_PORT they are served only
- * on that port (which no Ingress routes and NetworkPolicies guard), and /metrics asks for METRICS_TOKEN.
+ * With the Ingress sending `/` to the API pods, /metrics and the standby's snapshot (offline signing key,
+ * secret hashes) must not be public. With INTERNAL_PORT they are served only on that port (which no Ingress
+ * routes and NetworkPolicies guard), and /metrics asks for METRICS_TOKEN.
  */
 const run = await databaseAvailable();
 const METRICS_TOKEN = 'mt_internal-endpoints-test-token';

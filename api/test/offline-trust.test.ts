@@ -25,7 +25,7 @@ import {
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 11, findings 2 and 3, and issue 13's offline_ item, through real HTTP: the main API (PGlite or
+ * What an offline_ or dg_ token is trusted for, through real HTTP: the main API (PGlite or
  * PostgreSQL, per vitest project), a standby with both roles and Redis as the shared store (consumption,
  * outage log, revocations), as in production. Each run uses its own region, so the outage windows other
  * suites record in the same Redis never cover its tokens.
@@ -131,7 +131,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
     }
   }
 
-  describe('sync credential (finding 2d)', () => {
+  describe('sync credential', () => {
     it('the snapshot refuses the admin token and serves the sync credential: its region keys, no master-derived key', async () => {
       const url = `${api.url}/internal/v1/standby/snapshot?region=${region}`;
       expect((await fetch(url, { headers: admin() })).status).toBe(401);
@@ -205,7 +205,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
     });
   });
 
-  describe('recorded outages (finding 2b)', () => {
+  describe('recorded outages', () => {
     it('a well-formed offline_ token signed with the region key, minted with no recorded outage, is refused', async () => {
       const key = await regionKey();
       const token = forge(key, Math.floor(Date.now() / 1000), 300);
@@ -231,7 +231,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
     });
   });
 
-  describe(`lifetime cap of ${OFFLINE_TOKEN_MAX_LIFETIME_SECONDS} s (finding 2a)`, () => {
+  describe(`lifetime cap of ${OFFLINE_TOKEN_MAX_LIFETIME_SECONDS} s`, () => {
     it('a token signed with the region key with exp one year ahead is refused at the main API and the fallback', async () => {
       const key = await regionKey();
       await outage(async () => {
@@ -256,7 +256,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
     });
   });
 
-  describe('region keys: rotate and revoke without the master key (finding 2c)', () => {
+  describe('region keys: rotate and revoke without the master key', () => {
     it('the key routes need the admin token and never show key material', async () => {
       expect((await fetch(`${api.url}/admin/v1/standby-keys`)).status).toBe(401);
       expect((await fetch(`${api.url}/admin/v1/standby-keys`, { headers: sync() })).status).toBe(401);
@@ -384,7 +384,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
     });
   });
 
-  describe('after recovery (issue 13)', () => {
+  describe('after recovery', () => {
     it('the fallback validates an outage-minted offline_ token whatever the main API’s state, once; anything else gets service_online', async () => {
       const [first, second] = await outage(async () => [await mint(), await mint()]);
       expect(standby.health.status()).toMatchObject({ main: 'up', serving: false });
@@ -404,7 +404,7 @@ describe.runIf(run)('offline_ trust: lifetime cap, recorded outages, region keys
     });
   });
 
-  describe('dg_ (finding 3)', () => {
+  describe('dg_', () => {
     it('an expired dg_ is the token_expired error, never code 0; a fresh one still answers degraded', async () => {
       const old = mintDegradedToken(api.runtime.keys, { id: app.appId }, 'login', Date.now() - 6 * 60_000);
       expectRefused(await atMain(old), 'token_expired');

@@ -224,7 +224,7 @@ describe.runIf(run)('OpenAPI contract', () => {
       const degraded = await api.post('/v1/validate', { pass_token: dg }, auth(app));
       expect(degraded.body.data.degraded).toBe(true);
       expectMatchesOpenApi('/v1/validate', 'post', degraded);
-      // An expired dg_ is the token_expired verdict (issue 11, finding 3).
+      // An expired dg_ is the token_expired verdict.
       const old = mintDegradedToken(api.runtime.keys, { id: app.appId }, 'login', Date.now() - 10 * 60_000);
       const expiredDg = await api.post('/v1/validate', { pass_token: old }, auth(app));
       expect(expiredDg.body.data).toEqual({ valid: false, error: 'token_expired' });

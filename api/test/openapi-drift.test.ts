@@ -3,11 +3,11 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
 import { OpenApiContract } from './openapi-assert.ts';
 
 /*
- * Issue 11, finding 8: the OpenAPI document was looser than the server (ttl and max_uses 0, an empty
- * client_ip, app keys without ak_, extra body keys, an undocumented 413). Here the served document and the
- * running server judge the same requests: a request the document's schema refuses must be refused by the
- * server with 400 invalid_request, and one the document allows must not be (whatever else it answers: a
- * verdict, 401, 404...). Both judge every case, so neither can drift from the other unnoticed.
+ * The OpenAPI document must be no looser than the server (ttl and max_uses 0, an empty client_ip, app keys
+ * without ak_, extra body keys, an undocumented 413 are the kind of gap it guards against). Here the served
+ * document and the running server judge the same requests: a request the document's schema refuses must be
+ * refused by the server with 400 invalid_request, and one the document allows must not be (whatever else it
+ * answers: a verdict, 401, 404...). Both judge every case, so neither can drift from the other unnoticed.
  */
 
 const run = await databaseAvailable();

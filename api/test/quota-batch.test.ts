@@ -14,7 +14,7 @@ import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
 const run = await databaseAvailable();
 
 /**
- * The quota counts of one event-loop turn share a statement per app (issue 14). The bound must hold exactly
+ * The quota counts of one event-loop turn share a statement per app. The bound must hold exactly
  * as with one conditional statement per init: of n concurrent counts against a quota with room for k < n,
  * exactly k are allowed, and the month's count ends at the quota, never past it.
  */

@@ -5,11 +5,11 @@ import type { AppSettingsInput } from '../src/apps/settings.ts';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
 
 /*
- * Issue 11, finding 10: only what is served is counted. A challenge initialization that Gatehouse refuses
- * (rate limited, 429; rejected by the risk policy, 403) spends nothing of the app's monthly quota, and one
- * that ends in a `dg_` token spends no use of the server token it presented. Before, the quota was counted
- * before the rate limit and the risk engine decided, so anyone holding the public app key could spend a
- * no-overage app's month on refused requests.
+ * Only what is served is counted. A challenge initialization that Gatehouse refuses (rate limited, 429;
+ * rejected by the risk policy, 403) spends nothing of the app's monthly quota, and one that ends in a `dg_`
+ * token spends no use of the server token it presented: the quota is counted after the rate limit and the
+ * risk engine decide, else anyone holding the public app key could spend a no-overage app's month on
+ * refused requests.
  */
 const run = await databaseAvailable();
 

@@ -3,10 +3,10 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 11, findings 9 and 12, at the boundary every endpoint shares:
- * - a body declared in a charset other than UTF-8 answers 415 (it used to be read as UTF-8 regardless);
+ * The boundary every endpoint shares:
+ * - a body declared in a charset other than UTF-8 answers 415 (never read as UTF-8 regardless);
  * - a NUL byte in any string of a body, key or value, at any depth, answers 400 (PostgreSQL refuses the
- *   byte, so it used to surface as a 500 wherever the string reached the database).
+ *   byte, so it would otherwise surface as a 500 wherever the string reached the database).
  * Both through a real socket, on PGlite and on PostgreSQL.
  */
 
@@ -60,7 +60,7 @@ describe.runIf(run)('request boundary: charset and NUL bytes', () => {
     ['POST', `/admin/v1/apps/${patchKey}/rotate-secret`, { grace_seconds: 0 }],
   ];
 
-  describe('finding 9: only UTF-8 bodies', () => {
+  describe('only UTF-8 bodies', () => {
     it('answers 415 with the envelope for any other declared charset, on every endpoint', async () => {
       const charsets = [
         'utf-16',
@@ -115,7 +115,7 @@ describe.runIf(run)('request boundary: charset and NUL bytes', () => {
     });
   });
 
-  describe('finding 12: no NUL byte in any string', () => {
+  describe('no NUL byte in any string', () => {
     const NUL = '\u0000';
     /** [method, path, body, the field the answer must name]. */
     const cases = (): [string, string, unknown, string][] => [

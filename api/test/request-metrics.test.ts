@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, startTestApi, type TestApi } from './harness.ts';
 
 /*
- * The route histogram and the validation counter keep their labelled children between requests (issue 14):
+ * The route histogram and the validation counter keep their labelled children between requests:
  * each request must still land in its own (method, route, status) and (kind, outcome) series.
  */
 const run = await databaseAvailable();

@@ -11,7 +11,7 @@ import {
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 15 item 6 through real HTTP: a Chrome-like request from a hosting/datacenter address scores at
+ * Datacenter addresses through real HTTP: a Chrome-like request from a hosting/datacenter address scores at
  * least the default invisible threshold (35) with no configuration at all, and /v1/validate tells the
  * integrator the score and the reasons of the token's challenge.
  */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, IN_CI, startTestApi, TEST_DATABASE, type TestApi } from './harness.ts';
 
 /*
- * The outside fuzzer (issue 11): Schemathesis, from PyPI, reads the served /openapi.json and throws
+ * The outside fuzzer: Schemathesis, from PyPI, reads the served /openapi.json and throws
  * generated requests, valid and invalid, at every operation of the public and the admin API, with real
  * credentials, on this project's database. It fails on any 5xx, any status the document does not list for
  * the operation, any body, header or content type that does not match the document, and any request the

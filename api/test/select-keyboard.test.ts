@@ -11,7 +11,7 @@ import {
 import { expectMatchesOpenApi } from './openapi-assert.ts';
 
 /*
- * Issue 15 item 3 for the select grid, over real HTTP: a select answered with the keyboard
+ * The keyboard path for the select grid, over real HTTP: a select answered with the keyboard
  * (`{input: "keyboard", picks, pow}`) carries the same priced keyboard proof-of-work as a slide or a click
  * crosshair; without it the challenge is refused and spent, with it the pass says `challenge.keyboard` and the
  * next init from the address scores `answers.keyboard`. The price is lowered for the test (KEYBOARD_POW_SECONDS);

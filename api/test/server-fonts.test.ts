@@ -3,7 +3,7 @@ import { createCanvas } from '@napi-rs/canvas';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /*
- * docs/challenges.md, "Fonts" (issue 15 item 7): a server needs no font packages, CJK, Arabic or Hebrew
+ * docs/challenges.md, "Fonts": a server needs no font packages, CJK, Arabic or Hebrew
  * included, because the challenge images draw no text; every word is shown by the widget in the visitor's
  * fonts. Checked by drawing every kind with the canvas's text calls counted.
  */

@@ -21,7 +21,7 @@ import {
 } from './harness.ts';
 
 /*
- * Issue 15 item 4 during an outage, over real HTTP: the accessible alternative on a standby's `bypass.`
+ * During an outage, over real HTTP: the accessible alternative on a standby's `bypass.`
  * hosts. Two standby processes share one Redis store (as both `bypass.` hosts do in production), so the
  * per-address limit is one count across them. The price is lowered (ALTERNATIVE_POW_SECONDS); its ratios,
  * the tier and the limits are the production ones.

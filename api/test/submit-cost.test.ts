@@ -12,8 +12,8 @@ import { DESKTOP_CHROME, DESKTOP_SIGNALS, databaseAvailable, startTestApi, type 
 const run = await databaseAvailable();
 
 /**
- * Database round trips per submission, by outcome (issue 14: at a few dozen submits a second each statement's
- * write and wake-up cost the API more CPU than anything else but the hash). Counted where every statement
+ * Database round trips per submission, by outcome (each statement's write and wake-up costs the API more CPU
+ * than anything else but the hash). Counted where every statement
  * goes out: the prepared query's execute, through a database whose session is wrapped, so statements built
  * by drizzle's query builder and the hand-prepared ones count alike.
  */

@@ -15,7 +15,7 @@ import {
 const run = await databaseAvailable();
 
 /**
- * Validations arriving in the same event-loop turn share one claiming statement (issue 14). Single use must
+ * Validations arriving in the same event-loop turn share one claiming statement. Single use must
  * hold inside a batch as across batches: the same token twice in one turn, replays beside fresh tokens, a
  * same-key retry and a token presented for another app, all started before any of them is answered.
  */
@@ -245,9 +245,9 @@ describe.runIf(run && TEST_DATABASE === 'postgres')('the prepared claim on a tab
 });
 
 /**
- * The unnamed claim (CockroachDB, and PostgreSQL before the prepared claim) is planned for the table as it
- * is, and a batch of a handful of claims must probe pass_tokens' primary key, not scan the table: PostgreSQL's
- * plan for the statement's text, on a table that grew from a few rows to 30,000 since it was last analyzed.
+ * The unnamed claim (CockroachDB, PGlite) is planned for the table as it is, and a batch of a handful of
+ * claims must probe pass_tokens' primary key, not scan the table: PostgreSQL's plan for the statement's
+ * text, on a table that grew from a few rows to 30,000 since it was last analyzed.
  */
 describe.runIf(run && TEST_DATABASE === 'postgres')('the batched claim on a table that grew', () => {
   let api: TestApi;

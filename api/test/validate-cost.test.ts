@@ -15,7 +15,7 @@ const run = await databaseAvailable();
 
 /**
  * The database work a validation costs, by verdict: an attacker's replays and forgeries must not cost more
- * than an honest validation (issue 14). Counted as calls into the query builder: after the first validation
+ * than an honest validation. Counted as calls into the query builder: after the first validation
  * prepared the claim statement, each validation should build no query at all (the prepared statement runs).
  */
 describe.runIf(run)('validation cost by verdict', () => {

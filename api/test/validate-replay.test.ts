@@ -68,7 +68,7 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'
 }
 
 /**
- * Issue 14: a replayed or forged token must cost less than a fresh validation. A token this process claimed
+ * A replayed or forged token must cost less than a fresh validation. A token this process claimed
  * is remembered (bounded, until it expires), so its replay is answered without a database round trip; the
  * database stays the single source of truth across processes: a token claimed elsewhere still goes to it,
  * and a same-key retry still gets the original verdict from it.

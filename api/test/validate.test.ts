@@ -248,7 +248,7 @@ describe.runIf(run)('POST /v1/validate', () => {
       }
     });
 
-    // Issue 11 finding 3: integrations that allow `valid || degraded` never read `expired`, so an expired
+    // Integrations that allow `valid || degraded` never read `expired`, so an expired
     // dg_ must be an error, not a code-0 answer a harvested token would pass with forever.
     it('are the token_expired error after 5 minutes (never code 0), and still degraded just before', async () => {
       const old = mintDegradedToken(api.runtime.keys, { id: shop.appId }, 'login', Date.now() - 6 * 60_000);

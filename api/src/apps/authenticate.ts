@@ -22,7 +22,7 @@ export function authenticateApp(apps: AppRepository): Middleware<{ app: App }> {
     ctx.state.app = app;
     return next();
   };
-  // Not async: an app the repository has cached is admitted at once (no promise, no frame; issue 14), and
+  // Not async: an app the repository has cached is admitted at once (no promise, no frame), and
   // a throw is a rejection to whoever runs it (koa-compose, the exact-route lane).
   return function authenticateApp(ctx, next) {
     const appKey = ctx.get('X-App-Key');

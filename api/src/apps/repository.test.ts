@@ -7,7 +7,7 @@ import { appSettings } from './settings.ts';
 
 /**
  * The look-up by key answers from a short cache, and init reads that cache without a promise
- * (cachedByKey, issue 14): it must answer exactly what findByKey would, forget an app this instance
+ * (cachedByKey): it must answer exactly what findByKey would, forget an app this instance
  * writes, and expire, so that a change made elsewhere is seen within the TTL.
  */
 describe('AppRepository cache', () => {

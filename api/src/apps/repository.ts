@@ -84,7 +84,7 @@ export class AppRepository {
 
   /**
    * What `findByKey` answers from its cache, synchronously (no promise, no await on the hot path of an
-   * init, issue 14): the app or null while the cached look-up is fresh, undefined when it must be read.
+   * init): the app or null while the cached look-up is fresh, undefined when it must be read.
    */
   cachedByKey(appKey: string): App | null | undefined {
     const hit = this.#cache.get(appKey);

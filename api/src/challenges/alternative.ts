@@ -20,7 +20,7 @@ import { powForSeconds } from './priced-pow.ts';
 import { openChallenge } from './sealed-challenge.ts';
 
 /**
- * The accessible alternative to an image challenge on the main API (issue 15 item 4; docs/accessibility.md):
+ * The accessible alternative to an image challenge on the main API (docs/accessibility.md):
  * a longer proof-of-work instead of the picture, for people who cannot see it. It replaces only the image: a
  * hard tier's own proof-of-work is still due. Priced and limited so that it is no cheaper for a bot than the
  * image; the limits and prices are core's (core/src/alternative.ts), shared with the standby.

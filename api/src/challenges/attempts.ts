@@ -39,8 +39,8 @@ async function refused(db: Database, id: string): Promise<AttemptSlot> {
 /**
  * takeAttempt for a submission whose checks without a hash all passed, in the same one statement: the slot
  * is taken, the challenge marked solved and the pass token's row written, so a right submit costs one round
- * trip instead of three (issue 14: at low rates each statement's write and wake-up cost the API more than
- * the rest of the request). The spot-checked hash runs after it, so a challenge still makes the server hash
+ * trip instead of three (at low rates each statement's write and wake-up costs the API more than the rest of
+ * the request). The spot-checked hash runs after it, so a challenge still makes the server hash
  * at most once per slot; when that hash fails, `unsolve` takes it all back and burns the challenge. Until
  * then the token's row is unreachable: its id is random and the sealed token is sent only after the hash.
  */
@@ -127,7 +127,7 @@ export async function unsolve(db: Database, id: string, tokenId: string, maxAtte
 
 /**
  * Every submission, right or wrong, takes its slot through this statement: prepared once per database, since
- * building it through the query builder on each submit cost more CPU than the rest of a wrong answer (issue 14).
+ * building it through the query builder on each submit costs more CPU than the rest of a wrong answer.
  */
 function prepareTake(db: Database) {
   return db

@@ -61,7 +61,7 @@ type Waiter = { resolve: (image: DrawnImage) => void; reject: (error: Error) => 
  * kind is empty, a take waits for the next render of that kind (a bounded number of takes, for a bounded
  * time) and beyond that is shed (at once while drawing fails): drawing never lands on the event loop, so a
  * flood of image inits costs the requests behind it a pop and a seal, and whatever the renderers can draw is
- * what is served (issue 14).
+ * what is served.
  */
 export class ImagePool {
   readonly #ready = new Map<ChallengeKind, DrawnImage[]>();
@@ -262,10 +262,10 @@ export type ImageWorkersOptions = {
 
 /**
  * The renderer's Node flags and glibc's malloc arenas: 1 MiB semi-spaces (its garbage is short-lived and
- * small), an old generation far above its ~20 MiB live heap (a renderer past it dies and is restarted, the
- * API untouched), and one malloc arena (Skia draws on the main thread). Measured drawing 1,000 challenges,
- * three interleaved rounds: peak RSS 97.5 -> 84.7 MiB against 4 MiB semi-spaces and the default arenas, CPU
- * per challenge 2.97 -> 3.05 ms (medians; docs/decisions.md, "API memory").
+ * small, so small semi-spaces keep its peak resident memory down for a CPU cost within noise), an old
+ * generation of 128 MiB, far above its live heap (a renderer past it dies and is restarted, the API
+ * untouched), and one malloc arena (Skia draws on the main thread). docs/decisions.md, "Runtime and API
+ * memory".
  */
 const RENDERER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=128'];
 
@@ -286,7 +286,7 @@ export function rendererEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proces
 /**
  * Renderer processes that draw challenges (`image-worker.ts`, forked with an IPC channel in V8's structured
  * serialization): the canvas library, Skia, its caches and the encoders live there, so the API process
- * never loads them (issue 14: they added 40-45 MiB to the API as worker threads). Each renderer draws one
+ * never loads them (as worker threads they would count in the API's own resident memory). Each renderer draws one
  * challenge at a time; `draw` goes to the least busy running one. One that exits (a crash, kill -9, out of
  * memory) fails its pending draws and is started again after a backoff (`restartMs` doubling up to
  * `maxRestartMs`, back to the start once a restarted one has served a render); meanwhile `draw` fails at
@@ -425,7 +425,7 @@ const poolEnv = z.object({
  * IMAGE_POOL_SIZE (challenges ready per kind; 0 draws every challenge inline), IMAGE_POOL_WORKERS (renderer
  * processes, each drawing one challenge at a time) and
  * IMAGE_POOL_WAITING (requests that may wait for a render when their kind is empty; beyond them, 503; 0 draws
- * inline on the request instead, as before the pool).
+ * inline on the request instead).
  */
 export function imagePoolSettings(env: NodeJS.ProcessEnv = process.env): {
   perKind: number;

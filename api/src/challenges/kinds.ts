@@ -45,7 +45,7 @@ export function makePow(score: number, tier: 'invisible' | 'hard', testMode: boo
     ? TEST_MODE_POW
     : difficultyForScore(tier === 'hard' ? Math.max(score, HARD_TIER_MIN_SCORE) : score);
   // The salt from the process's pool of random bytes (one call into the CSPRNG per 4 KiB, as the ids and
-  // nonces): a getRandomValues call per puzzle was ~3% of an invisible init (issue 14).
+  // nonces): a getRandomValues call per puzzle is a cost an invisible init need not pay.
   return { puzzle: createPuzzle(params, pooledRandomBytes) };
 }
 

@@ -30,7 +30,7 @@ export const sealedChallenge = z.object({
   exp: z.number().int(),
   pow: z.unknown().optional(),
   img: z.object({ kind: z.enum(['slide', 'click', 'select']), answer: z.unknown() }).optional(),
-  /** The puzzle a slide answer made with the keyboard must carry a solution of (issue 15 item 3). */
+  /** The puzzle a slide answer made with the keyboard must carry a solution of. */
   kpow: z.unknown().optional(),
   cdata: z.string().optional(),
 });
@@ -38,7 +38,7 @@ export type SealedChallenge = z.infer<typeof sealedChallenge>;
 
 const keyObjects = new WeakMap<TokenKeys, KeyObject>();
 
-/** Derived once per key set and kept as a KeyObject: deriving and importing it per request was ~10% of an init. */
+/** Derived once per key set and kept as a KeyObject: deriving and importing it is too dear to repeat per request. */
 function key(keys: TokenKeys): KeyObject {
   let found = keyObjects.get(keys);
   if (!found) {

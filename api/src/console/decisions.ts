@@ -16,7 +16,7 @@ export interface RiskDecision {
 export class RiskDecisions {
   readonly capacity: number;
   readonly #ring: (Omit<RiskDecision, 'at'> | undefined)[];
-  /** When each was recorded (ms): made an ISO date when read, not per init (issue 14). */
+  /** When each was recorded (ms): made an ISO date when read, not per init. */
   readonly #at: Float64Array;
   #next = 0;
 

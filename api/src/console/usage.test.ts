@@ -5,7 +5,7 @@ import { RiskDecisions } from './decisions.ts';
 import { UsageRollup } from './usage.ts';
 
 /**
- * The usage rollup keeps the current hour's ISO form between events (issue 14): the cache must follow the
+ * The usage rollup keeps the current hour's ISO form between events: the cache must follow the
  * clock to the next hour (and back, if the clock is set back), so every event lands in its own hour.
  */
 describe('UsageRollup hour', () => {

@@ -27,7 +27,7 @@ export class UsageRollup {
   #pending: Pending = new Map();
   /** The current hour's map of apps in `#pending`, or undefined until its first event. */
   #current: Map<string, Map<string, number>> | undefined;
-  /** The current hour's start (ms) and its ISO form: one Date and toISOString per hour, not per event (issue 14). */
+  /** The current hour's start (ms) and its ISO form: one Date and toISOString per hour, not per event. */
   #hourStart = Number.NaN;
   #hourIso = '';
   readonly #timer: NodeJS.Timeout;
@@ -49,7 +49,7 @@ export class UsageRollup {
       this.#hourIso = hour.toISOString();
       this.#current = undefined;
     }
-    // Nested maps rather than a key string joined per event (issue 14: two events per validation).
+    // Nested maps rather than a key string joined per event (a validation records two events).
     let apps = this.#current;
     if (!apps) {
       apps = this.#pending.get(this.#hourIso);

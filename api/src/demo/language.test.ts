@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { preferredLanguage } from './pages.ts';
 import { type DemoServer, startDemoServer } from './server.ts';
 
-/** Issue 15 item 7: the demo's widget speaks the visitor's language, not the page's hard-coded English. */
+/** The demo's widget speaks the visitor's language, not the page's hard-coded English. */
 describe('demo page language', () => {
   let demo: DemoServer;
   beforeAll(async () => {

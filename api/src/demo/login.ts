@@ -15,7 +15,7 @@ export type Outcome =
   | 'degraded'
   | 'client-only'
   | 'unavailable'
-  /** Gatehouse could not be reached to check the token: the page verifies again (issue 12). */
+  /** Gatehouse could not be reached to check the token: the page verifies again. */
   | 'reverify';
 
 export interface LoginResult {

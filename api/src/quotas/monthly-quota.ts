@@ -8,7 +8,7 @@ export function quotaPeriod(now = new Date()): string {
   return periodAt(now.getTime());
 }
 
-/** The last month `periodAt` named and its bounds (ms, UTC): one toISOString a month, not one per init (issue 14). */
+/** The last month `periodAt` named and its bounds (ms, UTC): one toISOString a month, not one per init. */
 let month = { start: Number.NaN, end: Number.NaN, period: '' };
 
 /** quotaPeriod of a time in ms, from the month it last named while the time falls in it. */
@@ -30,8 +30,7 @@ export type QuotaDecision = { allowed: true; used: number } | { allowed: false; 
  * plan's quota (spec rule 1), never degraded mode beyond it.
  *
  * The counts of one app arriving in the same event-loop turn go in one statement (quota-batch below): every
- * init of an app increments the same row, so one statement per init made them queue on its lock and cost
- * PostgreSQL more than Cap's whole init (issue 14).
+ * init of an app increments the same row, and one statement per init would make them queue on its lock.
  */
 export async function countChallenge(db: Database, app: App, now = new Date()): Promise<QuotaDecision> {
   const plan = effectivePlan(app, now);
@@ -41,13 +40,12 @@ export async function countChallenge(db: Database, app: App, now = new Date()): 
 }
 
 /**
- * The count without waiting for it, where it cannot refuse: with overage every unit is allowed, so the init
- * is answered at once and its unit goes into the app's next counting statement (write-behind, issue 14:
- * waiting for the statement's round trip left the event loop idle between batches and cost ~30 % of an
- * invisible init's API CPU). Undefined without overage (or a lapsed subscription, which falls back to the
- * free plan): then the count must be awaited (`countChallenge`), as it may refuse. A unit whose statement
- * fails is kept and sent again (QUOTA_RETRY_MS later) until it lands; `flushQuotaCounts` sends what is
- * pending before the database is closed. `used` is not known yet: 0.
+ * The count without waiting for it, where it cannot refuse: with overage every unit is allowed, so the init is
+ * answered at once and its unit goes into the app's next counting statement (write-behind: waiting for the
+ * statement's round trip would leave the event loop idle between batches). Undefined without overage (or a
+ * lapsed subscription, which falls back to the free plan): then the count must be awaited (`countChallenge`),
+ * as it may refuse. A unit whose statement fails is kept and sent again (QUOTA_RETRY_MS later) until it lands;
+ * `flushQuotaCounts` sends what is pending before the database is closed. `used` is not known yet: 0.
  */
 export function countChallengeNow(db: Database, app: App, now = new Date()): QuotaDecision | undefined {
   const plan = effectivePlan(app, now);
@@ -60,11 +58,11 @@ const COUNTED_BEHIND: QuotaDecision = Object.freeze({ allowed: true, used: 0 });
 
 /**
  * How long a unit counted behind (nobody waits for it) may wait for others to share its statement. Per
- * event-loop turn alone, a server answering inits one at a time (a few hundred a second, spread out, as
- * image inits arrive while drawings come back) sent one upsert per init: at ~500 inits a second, ~160 µs
- * of PostgreSQL and ~150 µs of API CPU more per init than with this window (issue 14, docs/decisions.md).
- * A count waiting is the only cost: `flushQuotaCounts` sends it at shutdown, and a quota read (the
- * console) may lag this long. The timer keeps the process alive meanwhile, as the next turn's did.
+ * event-loop turn alone, a server answering inits one at a time (spread out, as image inits arrive while
+ * drawings come back) would send one upsert per init, each costing PostgreSQL and API CPU; the window lets
+ * them share one (docs/decisions.md, "Challenge flow"). A count waiting is the only cost: `flushQuotaCounts`
+ * sends it at shutdown, and a quota read (the console) may lag this long. The timer keeps the process alive
+ * meanwhile, as a next-turn callback would.
  */
 export const QUOTA_BEHIND_WINDOW_MS = 10;
 
@@ -100,13 +98,12 @@ type Waiting = { resolve: (decision: QuotaDecision) => void; reject: (error: unk
 export const QUOTA_IN_FLIGHT = 2;
 
 /**
- * Gathers the counts per app, period and plan as a group commit: the counts of one event-loop turn go in
- * one statement, at most QUOTA_IN_FLIGHT statements per key are in flight, and the counts that arrive
- * beyond that wait for one to answer and go together in the next (an idle server sends a count in the next
- * turn; a busy one sends larger batches instead of more statements: a statement per turn carried 5-7 counts
- * under the bench's load, issue 14). A batch of n is one statement adding n; without overage, a batch that
- * would not fit entirely (the last units of a month, or n above the quota for a new row) falls back to one
- * conditional statement per unit, so exactly as many are allowed as fit.
+ * Gathers the counts per app, period and plan as a group commit: the counts of one event-loop turn go in one
+ * statement, at most QUOTA_IN_FLIGHT statements per key are in flight, and the counts that arrive beyond that
+ * wait for one to answer and go together in the next (an idle server sends a count in the next turn; a busy one
+ * sends larger batches instead of more statements). A batch of n is one statement adding n; without overage, a
+ * batch that would not fit entirely (the last units of a month, or n above the quota for a new row) falls back
+ * to one conditional statement per unit, so exactly as many are allowed as fit.
  */
 type Entry = {
   unit: Unit;

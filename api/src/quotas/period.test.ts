@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { periodAt, quotaPeriod } from './monthly-quota.ts';
 
-/** The quota's month is remembered between calls (issue 14): it must change exactly at each UTC month's edge. */
+/** The quota's month is remembered between calls: it must change exactly at each UTC month's edge. */
 describe('quota period', () => {
   it('is the UTC month of the time, across month and year edges, in any order', () => {
     const at = (iso: string) => Date.parse(iso);

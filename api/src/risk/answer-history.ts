@@ -4,7 +4,7 @@ import { memoByIp } from './ip-memo.ts';
 import { MemoryReplayMemory, RedisReplayMemory, type ReplayMemory } from './replays.ts';
 
 /**
- * What one address's recent image answers say about the next challenge from it (issue 15): consecutive
+ * What one address's recent image answers say about the next challenge from it: consecutive
  * wrong answers escalate (a harder tier, then a short refusal), and keyboard completions raise the score a
  * little. Both counts decay with a half-life, so nothing here lasts: an office behind one NAT is never
  * locked out for more than a few minutes by one person's misses (docs/decisions.md, "Escalation after

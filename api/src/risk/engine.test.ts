@@ -94,7 +94,7 @@ describe('RiskEngine', () => {
       replays: answers.replays,
     });
     const local = new RiskEngine(new MemoryVelocity(), undefined, undefined, new MemoryAnswerHistory());
-    // Init asks assessNow first (issue 14): the same answers without a promise, none for shared counts.
+    // Init asks assessNow first: the same answers without a promise, none for shared counts.
     const now = new RiskEngine(new MemoryVelocity(), undefined, undefined, new MemoryAnswerHistory());
     const strict = resolvePolicy({
       velocity: { ip: [2, 4], prefix: [3, 6], app: 5 },

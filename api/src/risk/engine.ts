@@ -102,8 +102,8 @@ export class RiskEngine {
   }
 
   /**
-   * The assessment without a promise where the counts live in this process (init awaits nothing for it,
-   * issue 14); undefined where they are shared (Redis): `assess` then reads them. Throws as `assess` does.
+   * The assessment without a promise where the counts live in this process (init awaits nothing for it);
+   * undefined where they are shared (Redis): `assess` then reads them. Throws as `assess` does.
    */
   assessNow(input: RiskInput): RiskAssessment | undefined {
     const velocity = this.#velocity;

@@ -22,7 +22,7 @@ function policySchema(unknownKeys: 'refuse' | 'drop') {
     invisible_below: z.number().int().min(0).max(101).default(35),
     image_below: z.number().int().min(0).max(101).default(70),
     high: z.enum(['hard', 'reject']).default('hard'),
-    // The slide is opt-in: a 40-line script that finds its two holes passes it about 3 times in 4
+    // The slide is opt-in: a short script that finds its two holes passes it most of the time
     // (docs/adversarial.md, the hole finder), so a policy left at its defaults serves click and select only.
     image_kinds: z
       .array(z.enum(['slide', 'click', 'select']))
@@ -60,8 +60,8 @@ let defaults: RiskPolicy | undefined;
 /**
  * The app's policy with defaults filled in; a stored policy that no longer parses falls back to defaults.
  * Parsed once per stored object: the app repository caches app rows, so every init of an app hands in the
- * same object, and parsing the policy per init was a measurable share of its CPU (issue 14). The result is
- * shared: callers must not change it.
+ * same object, and parsing is too dear to repeat on every init. The result is shared: callers must not
+ * change it.
  */
 export function resolvePolicy(stored: unknown): RiskPolicy {
   const cacheable = typeof stored === 'object' && stored !== null;

@@ -9,7 +9,7 @@ export interface VelocityCounter {
   hit(keys: readonly string[], now?: number): Promise<number[]>;
   /**
    * The same without a promise, where the counts live in this process: the risk engine takes it when offered
-   * (an init's awaits were a measurable share of its CPU, issue 14).
+   * (each await on an init's path costs CPU that a synchronous answer does not).
    */
   hitNow?(keys: readonly string[], now?: number): number[];
   /** A counter of the same kind (this process, or the same Redis) over another window length. */

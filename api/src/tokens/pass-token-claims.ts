@@ -9,12 +9,10 @@ export type ClaimedRow = typeof passTokens.$inferSelect & { fresh: boolean };
 const MAX_BATCH = 256;
 /**
  * At most this many claiming statements in flight per process (and the claim's side pool on PostgreSQL has
- * as many connections). One alone made throughput the batch size over one statement's round trip, which a
- * busy PostgreSQL stretched to ~16 ms (1,200 validations a second in the bench). Four until the claim was
- * prepared (one round trip, a cached plan); since, two make larger batches, so fewer statements, socket
- * writes and wake-ups per claim (interleaved A/B on a loaded machine, 4 → 2: API µs per fresh validation
- * 142 → 99 and PostgreSQL µs 39 → 30, medians as ab-validate prints them, each better in 4 rounds of 4,
- * throughput not lower in any).
+ * as many connections). One alone would make throughput the batch size over one statement's round trip,
+ * which a busy PostgreSQL stretches to milliseconds. With the claim prepared (one round trip, a cached
+ * plan), two overlap one statement's round trip with the next batch while keeping batches large, so fewer
+ * statements, socket writes and wake-ups per claim than more statements in flight would make.
  */
 export const MAX_IN_FLIGHT = 2;
 
@@ -84,12 +82,13 @@ type ClaimStatement = { execute(values: { items: string }): Promise<ClaimedRow[]
 /**
  * How the claim is sent. On PostgreSQL: prepared once per connection (postgres.js names it) on a side pool
  * of MAX_IN_FLIGHT connections opened with CLAIM_SETTINGS, so a batch is one Bind and Execute in one round
- * trip, run by a cached plan. Elsewhere, and before 2026-11-27 on PostgreSQL too: unnamed, so the database
- * plans each batch for the table as it is; postgres.js sends an unnamed statement with parameters as two
- * round trips (Parse and Describe, then Bind and Execute) and PostgreSQL parses and plans every batch.
- * A named statement on an ordinary connection is what failed: its generic plan, made while pass_tokens was
- * small (a new deployment, the bench), joined by hash over a sequential scan and kept doing so as the table
- * grew, ~14 ms of PostgreSQL CPU per validation at 60,000 rows (docs/decisions.md).
+ * trip, run by a cached plan. Elsewhere: unnamed, so the database plans each batch for the table as it is
+ * (postgres.js would send an unnamed statement with parameters as two round trips, Parse and Describe, then
+ * Bind and Execute, and PostgreSQL would parse and plan every batch).
+ * A named statement on an ordinary connection must not be used: its generic plan, made while pass_tokens
+ * is small (a new deployment, the bench), joins by hash over a sequential scan and keeps doing so as the
+ * table grows, so a validation's cost would grow with the table (docs/decisions.md, "The hot path of a
+ * validation").
  */
 export type ClaimMode = 'prepared' | 'unnamed';
 
@@ -122,10 +121,10 @@ export const REMEMBERED_CLAIMS = 50_000;
 
 /**
  * The tokens this process claimed, each until it expires, at most `capacity` of them (the oldest dropped
- * first): a replay of one is answered without a database round trip (issue 14). Only what this process's
+ * first): a replay of one is answered without a database round trip. Only what this process's
  * own statement consumed is remembered, and a consumed row never becomes unconsumed, so what it recalls is
  * what the database would say; a token it does not hold (claimed by another process, or dropped) goes to
- * the database as before. The claim's idempotency key is kept so that a same-key retry, which must get
+ * the database. The claim's idempotency key is kept so that a same-key retry, which must get
  * the original verdict (the row), can still be sent to the database.
  */
 export class ClaimMemory {
@@ -135,7 +134,7 @@ export class ClaimMemory {
   /**
    * The ids in the order remembered, a ring of `capacity` slots from `#head`, each with its expiry: what
    * goes first. A Map's own order would do, but iterating it from the head after many deletions there walks
-   * their tombstones (35 µs a token at 50,000); the ring drops the oldest in constant time.
+   * their tombstones, a cost that grows with the deletions; the ring drops the oldest in constant time.
    */
   readonly #ids: (string | undefined)[];
   readonly #exps: Float64Array;
@@ -204,8 +203,8 @@ interface Claim {
 }
 
 /**
- * Coalesces validations into one claiming statement (issue 14: a statement per validation cost the driver
- * and PostgreSQL more than the rest of the request), as a group commit: the claims of one event-loop turn go
+ * Coalesces validations into one claiming statement (a statement per validation would cost the driver and
+ * PostgreSQL more than the rest of the request), as a group commit: the claims of one event-loop turn go
  * in one statement, at most MAX_IN_FLIGHT statements are in flight per process, and beyond that the claims
  * that arrive wait for one to answer and go together in the next. An idle server sends a claim at once; a
  * busy one sends larger batches instead of more statements. Single use holds as with one statement per

@@ -68,7 +68,7 @@ describe('MemoryVelocity', () => {
   });
 });
 
-/** The keys are remembered per app and address (issue 14): the same answer as building them, however many. */
+/** The keys are remembered per app and address: the same answer as building them, however many. */
 describe('velocityKeys', () => {
   it('names the address, its prefix and the app, the same array again for the same pair', () => {
     const first = velocityKeys({ appId: 'a', ip: '198.51.100.77' });

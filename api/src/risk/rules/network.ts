@@ -47,8 +47,8 @@ export async function networkRules(
 
 /**
  * The velocity counter's keys of an init: its address, its network prefix and its app, in that order.
- * The same array (read-only) for the same app and address: the keys were built anew on every init, and a
- * new string's hash is computed again at each map it is looked up in (issue 14). Bounded like memoByIp.
+ * The same array (read-only) for the same app and address, not built anew on every init: a new string's
+ * hash is computed again at each map it is looked up in. Bounded like memoByIp.
  */
 export function velocityKeys(input: { ip: string; appId: string }): readonly string[] {
   let byIp = keysByApp.get(input.appId);

@@ -84,7 +84,7 @@ function standbyEnv(
     { name: 'STANDBY_INTERNAL_PORT', value: String(INTERNAL_PORTS[role]) },
     // The API's internal port: its snapshot is served there only (it answers /readyz there too).
     { name: 'MAIN_API_URL', value: `${serviceUrl(app, region.name, 'api')}:${INTERNAL_PORTS.api}` },
-    // The widget files the bypass role serves too (issue 12) are public: copied from the API's public port.
+    // The widget files the bypass role serves too are public: copied from the API's public port.
     { name: 'STANDBY_WIDGET_SOURCE_URL', value: serviceUrl(app, region.name, 'api') },
     { name: 'STANDBY_DATA_DIR', value: DATA_DIR },
     { name: 'GATEHOUSE_REGION', value: region.name },

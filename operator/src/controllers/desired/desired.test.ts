@@ -103,7 +103,7 @@ describe('desired objects', () => {
     expect(envOf(bypass)).toMatchObject({
       STANDBY_ROLE: 'bypass',
       MAIN_API_URL: 'http://shop-eu-api.shop.svc:9090',
-      // The widget files it serves too come from the API's public port (issue 12).
+      // The widget files it serves too come from the API's public port.
       STANDBY_WIDGET_SOURCE_URL: 'http://shop-eu-api.shop.svc',
       STANDBY_INTERNAL_PORT: '9091',
       STANDBY_BYPASS_PORT: '8081',
