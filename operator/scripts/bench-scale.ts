@@ -85,7 +85,7 @@ const scrape = async () => {
     reconciles: sum('gatehouse_operator_reconcile_total'),
     results: [
       ...text.matchAll(
-        /^gatehouse_operator_(reconcile_total|workqueue_adds_total|workqueue_retries_total)(\{[^}]*\})? (\S+)$/gm,
+        /^gatehouse_operator_(reconcile_total|reconcile_triggers_total|workqueue_adds_total|workqueue_retries_total)(\{[^}]*\})? (\S+)$/gm,
       ),
     ].map((m) => `${m[1]}${m[2] ?? ''}=${m[3]}`),
     verbs: Object.fromEntries(

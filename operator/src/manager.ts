@@ -22,7 +22,14 @@ import { KubeClient, type KubeObject } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
-import { APPS, DEPLOYMENTS, type ResourceType, resourcePath, SECRETS } from './runtime/resources.ts';
+import {
+  APPS,
+  DEPLOYMENTS,
+  type ResourceType,
+  resourceOfPath,
+  resourcePath,
+  SECRETS,
+} from './runtime/resources.ts';
 
 /** Kinds the operator creates and watches: the per-region children and the generated credentials Secret. */
 const OWNED_TYPES = [...CHILD_TYPES, SECRETS];
@@ -76,7 +83,7 @@ export class Manager {
     this.metrics = new OperatorMetrics({ processMetrics: options.processMetrics });
     this.#renewDeadlineMs = options.timings?.renewDeadlineMs ?? 10_000;
     this.client = new KubeClient(options.kubeConfig, {
-      onRequest: (verb) => this.metrics.kubeRequests.inc({ verb }),
+      onRequest: (verb, path) => this.metrics.kubeRequests.inc({ verb, resource: resourceOfPath(path) }),
     });
     const le = options.config.leaderElection;
     if (le.enabled) {
@@ -205,12 +212,16 @@ export class Manager {
     );
     const deployments = owned.find((o) => o.type === DEPLOYMENTS)?.informer as Informer<Owned>;
     let runner: ControllerRunner | undefined;
-    const enqueue = (key: string) => runner?.queue.add(key);
+    const enqueue = (key: string, source: string) => {
+      if (!runner) return;
+      this.metrics.triggers.inc({ source });
+      runner.queue.add(key);
+    };
     const prober = new MainApiProber(
       config.probe,
       (appKey, region, healthy) => {
         logger.info({ app: appKey, region, healthy }, 'main API verdict changed');
-        enqueue(appKey);
+        enqueue(appKey, 'probe');
       },
       { probe: this.#o.probe, onResult: (ok) => this.metrics.probes.inc({ result: ok ? 'ok' : 'fail' }) },
     );
@@ -260,7 +271,7 @@ export class Manager {
       metrics: this.metrics,
     });
     apps.on({
-      add: (a) => enqueue(keyOf(a)),
+      add: (a) => enqueue(keyOf(a), 'app'),
       update: (old, a) => {
         const changed =
           old.metadata.generation !== a.metadata.generation ||
@@ -268,29 +279,30 @@ export class Manager {
         const meta =
           JSON.stringify([old.metadata.finalizers, old.metadata.labels, old.metadata.annotations]) !==
           JSON.stringify([a.metadata.finalizers, a.metadata.labels, a.metadata.annotations]);
-        if (changed || meta) enqueue(keyOf(a));
+        if (changed || meta) enqueue(keyOf(a), 'app');
       },
       delete: (a) => {
-        enqueue(keyOf(a));
+        enqueue(keyOf(a), 'app');
         // An App refused for a host this one held may take it now.
         for (const other of apps.list())
-          if (other.status?.conditions?.some((c) => c.reason === Reason.InvalidSpec)) enqueue(keyOf(other));
+          if (other.status?.conditions?.some((c) => c.reason === Reason.InvalidSpec))
+            enqueue(keyOf(other), 'app');
       },
     });
     const ownerOf = (o: Owned) => o.metadata?.ownerReferences?.find((r) => r.kind === 'App');
-    const onOwned = (o: Owned) => {
+    const onOwned = (kind: string, o: Owned) => {
       const app = ownerOf(o);
-      if (app) enqueue(`${o.metadata?.namespace}/${app.name}`);
+      if (app) enqueue(`${o.metadata?.namespace}/${app.name}`, `owned_${kind}`);
     };
     const informers = [apps, ...owned.map((o) => o.informer)];
     for (const { type, informer } of owned)
       informer.on({
-        add: onOwned,
+        add: (o) => onOwned(type.kind, o),
         // Status heartbeats of owned objects are no work: only what the reconcile reads or undoes.
         update: (old, o) => {
-          if (ownedChangeMatters(type.kind, old, o)) onOwned(o);
+          if (ownedChangeMatters(type.kind, old, o)) onOwned(type.kind, o);
         },
-        delete: onOwned,
+        delete: (o) => onOwned(type.kind, o),
       });
     for (const informer of informers) informer.start();
     const stopping = new AbortController();
