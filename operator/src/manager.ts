@@ -17,7 +17,7 @@ import { sleep } from './runtime/backoff.ts';
 import { ControllerRunner } from './runtime/controller-runner.ts';
 import { KubeEventRecorder } from './runtime/events.ts';
 import { type Endpoints, serveEndpoints } from './runtime/http-endpoints.ts';
-import { Informer, keyOf } from './runtime/informer.ts';
+import { Informer, keyOf, withoutManagedFields } from './runtime/informer.ts';
 import { KubeClient, type KubeObject } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
@@ -190,6 +190,7 @@ export class Manager {
       onRelist: onRelist('App'),
       onReconnect: onReconnect('App'),
       signal: term,
+      transform: withoutManagedFields,
     });
     // Every kind the operator makes, not only Deployments: a deleted Service, PDB, Ingress or
     // credentials Secret enqueues its App at once and comes back within a reconcile, not at the resync.
@@ -207,6 +208,7 @@ export class Manager {
           onRelist: onRelist(type.kind),
           onReconnect: onReconnect(type.kind),
           signal: term,
+          transform: withoutManagedFields,
         }),
       })),
     );
@@ -249,6 +251,13 @@ export class Manager {
           .filter((o) => o.type.kind === type.kind)
           .flatMap((o) => o.informer.list())
           .filter((o) => o.metadata?.namespace === namespace),
+      live: (type, namespace, name) => {
+        for (const o of owned) {
+          const hit = o.type.kind === type.kind ? o.informer.get(`${namespace}/${name}`) : undefined;
+          if (hit) return hit;
+        }
+        return undefined;
+      },
       secretNamespaces: config.secretNamespaces,
       memory: { pendingCredentials: new Map(), verifiedSettings: new Map(), standbyModes: new Map() },
       metrics: this.metrics,
