@@ -8,7 +8,7 @@ import { AppController } from './controllers/app-controller.ts';
 import type { ControllerDeps, ObservedDeployment } from './controllers/context.ts';
 import { CHILD_TYPES } from './controllers/desired/index.ts';
 import { LABEL, MANAGED_BY } from './controllers/names.ts';
-import { ownedChangeMatters } from './controllers/owned-change.ts';
+import { ownedChange, ROLLOUT_BATCH_MS } from './controllers/owned-change.ts';
 import { Reason } from './controllers/reasons.ts';
 import { upgradeCrd } from './crd-upgrade.ts';
 import { MainApiProber, type ProbeFn } from './health/prober.ts';
@@ -214,10 +214,10 @@ export class Manager {
     );
     const deployments = owned.find((o) => o.type === DEPLOYMENTS)?.informer as Informer<Owned>;
     let runner: ControllerRunner | undefined;
-    const enqueue = (key: string, source: string) => {
+    const enqueue = (key: string, source: string, afterMs = 0) => {
       if (!runner) return;
       this.metrics.triggers.inc({ source });
-      runner.queue.add(key);
+      runner.queue.addAfter(key, afterMs);
     };
     const prober = new MainApiProber(
       config.probe,
@@ -299,9 +299,9 @@ export class Manager {
       },
     });
     const ownerOf = (o: Owned) => o.metadata?.ownerReferences?.find((r) => r.kind === 'App');
-    const onOwned = (kind: string, o: Owned) => {
+    const onOwned = (kind: string, o: Owned, afterMs = 0) => {
       const app = ownerOf(o);
-      if (app) enqueue(`${o.metadata?.namespace}/${app.name}`, `owned_${kind}`);
+      if (app) enqueue(`${o.metadata?.namespace}/${app.name}`, `owned_${kind}`, afterMs);
     };
     const informers = [apps, ...owned.map((o) => o.informer)];
     for (const { type, informer } of owned)
@@ -309,7 +309,8 @@ export class Manager {
         add: (o) => onOwned(type.kind, o),
         // Status heartbeats of owned objects are no work: only what the reconcile reads or undoes.
         update: (old, o) => {
-          if (ownedChangeMatters(type.kind, old, o)) onOwned(type.kind, o);
+          const change = ownedChange(type.kind, old, o);
+          if (change !== 'none') onOwned(type.kind, o, change === 'batched' ? ROLLOUT_BATCH_MS : 0);
         },
         delete: (o) => onOwned(type.kind, o),
       });
