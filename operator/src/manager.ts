@@ -8,7 +8,7 @@ import { AppController } from './controllers/app-controller.ts';
 import type { ControllerDeps, ObservedDeployment } from './controllers/context.ts';
 import { CHILD_TYPES } from './controllers/desired/index.ts';
 import { LABEL, MANAGED_BY } from './controllers/names.ts';
-import { ownedChangeMatters } from './controllers/owned-change.ts';
+import { ownedChange, ROLLOUT_BATCH_MS } from './controllers/owned-change.ts';
 import { Reason } from './controllers/reasons.ts';
 import { upgradeCrd } from './crd-upgrade.ts';
 import { MainApiProber, type ProbeFn } from './health/prober.ts';
@@ -17,13 +17,20 @@ import { sleep } from './runtime/backoff.ts';
 import { ControllerRunner } from './runtime/controller-runner.ts';
 import { KubeEventRecorder } from './runtime/events.ts';
 import { type Endpoints, serveEndpoints } from './runtime/http-endpoints.ts';
-import { Informer, keyOf } from './runtime/informer.ts';
+import { Informer, keyOf, withoutManagedFields } from './runtime/informer.ts';
 import { KubeClient, type KubeObject } from './runtime/kube-client.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { OperatorMetrics } from './runtime/metrics.ts';
 import { kubernetesAuthorizer } from './runtime/metrics-auth.ts';
 import { TokenBucket } from './runtime/rate-limit.ts';
-import { APPS, DEPLOYMENTS, type ResourceType, resourcePath, SECRETS } from './runtime/resources.ts';
+import {
+  APPS,
+  DEPLOYMENTS,
+  type ResourceType,
+  resourceOfPath,
+  resourcePath,
+  SECRETS,
+} from './runtime/resources.ts';
 
 /** Kinds the operator creates and watches: the per-region children and the generated credentials Secret. */
 const OWNED_TYPES = [...CHILD_TYPES, SECRETS];
@@ -77,7 +84,7 @@ export class Manager {
     this.metrics = new OperatorMetrics({ processMetrics: options.processMetrics });
     this.#renewDeadlineMs = options.timings?.renewDeadlineMs ?? 10_000;
     this.client = new KubeClient(options.kubeConfig, {
-      onRequest: (verb) => this.metrics.kubeRequests.inc({ verb }),
+      onRequest: (verb, path) => this.metrics.kubeRequests.inc({ verb, resource: resourceOfPath(path) }),
     });
     const le = options.config.leaderElection;
     if (le.enabled) {
@@ -194,6 +201,7 @@ export class Manager {
       onRelist: onRelist('App'),
       onReconnect: onReconnect('App'),
       signal: term,
+      transform: withoutManagedFields,
     });
     // Every kind the operator makes, not only Deployments: a deleted Service, PDB, Ingress or
     // credentials Secret enqueues its App at once and comes back within a reconcile, not at the resync.
@@ -211,17 +219,22 @@ export class Manager {
           onRelist: onRelist(type.kind),
           onReconnect: onReconnect(type.kind),
           signal: term,
+          transform: withoutManagedFields,
         }),
       })),
     );
     const deployments = owned.find((o) => o.type === DEPLOYMENTS)?.informer as Informer<Owned>;
     let runner: ControllerRunner | undefined;
-    const enqueue = (key: string) => runner?.queue.add(key);
+    const enqueue = (key: string, source: string, afterMs = 0) => {
+      if (!runner) return;
+      this.metrics.triggers.inc({ source });
+      runner.queue.addAfter(key, afterMs);
+    };
     const prober = new MainApiProber(
       config.probe,
       (appKey, region, healthy) => {
         logger.info({ app: appKey, region, healthy }, 'main API verdict changed');
-        enqueue(appKey);
+        enqueue(appKey, 'probe');
       },
       { probe: this.#o.probe, onResult: (ok) => this.metrics.probes.inc({ result: ok ? 'ok' : 'fail' }) },
     );
@@ -249,6 +262,13 @@ export class Manager {
           .filter((o) => o.type.kind === type.kind)
           .flatMap((o) => o.informer.list())
           .filter((o) => o.metadata?.namespace === namespace),
+      live: (type, namespace, name) => {
+        for (const o of owned) {
+          const hit = o.type.kind === type.kind ? o.informer.get(`${namespace}/${name}`) : undefined;
+          if (hit) return hit;
+        }
+        return undefined;
+      },
       secretNamespaces: config.secretNamespaces,
       memory: { pendingCredentials: new Map(), verifiedSettings: new Map(), standbyModes: new Map() },
       metrics: this.metrics,
@@ -271,7 +291,7 @@ export class Manager {
       metrics: this.metrics,
     });
     apps.on({
-      add: (a) => enqueue(keyOf(a)),
+      add: (a) => enqueue(keyOf(a), 'app'),
       update: (old, a) => {
         const changed =
           old.metadata.generation !== a.metadata.generation ||
@@ -279,29 +299,31 @@ export class Manager {
         const meta =
           JSON.stringify([old.metadata.finalizers, old.metadata.labels, old.metadata.annotations]) !==
           JSON.stringify([a.metadata.finalizers, a.metadata.labels, a.metadata.annotations]);
-        if (changed || meta) enqueue(keyOf(a));
+        if (changed || meta) enqueue(keyOf(a), 'app');
       },
       delete: (a) => {
-        enqueue(keyOf(a));
+        enqueue(keyOf(a), 'app');
         // An App refused for a host this one held may take it now.
         for (const other of apps.list())
-          if (other.status?.conditions?.some((c) => c.reason === Reason.InvalidSpec)) enqueue(keyOf(other));
+          if (other.status?.conditions?.some((c) => c.reason === Reason.InvalidSpec))
+            enqueue(keyOf(other), 'app');
       },
     });
     const ownerOf = (o: Owned) => o.metadata?.ownerReferences?.find((r) => r.kind === 'App');
-    const onOwned = (o: Owned) => {
+    const onOwned = (kind: string, o: Owned, afterMs = 0) => {
       const app = ownerOf(o);
-      if (app) enqueue(`${o.metadata?.namespace}/${app.name}`);
+      if (app) enqueue(`${o.metadata?.namespace}/${app.name}`, `owned_${kind}`, afterMs);
     };
     const informers = [apps, ...owned.map((o) => o.informer)];
     for (const { type, informer } of owned)
       informer.on({
-        add: onOwned,
+        add: (o) => onOwned(type.kind, o),
         // Status heartbeats of owned objects are no work: only what the reconcile reads or undoes.
         update: (old, o) => {
-          if (ownedChangeMatters(type.kind, old, o)) onOwned(o);
+          const change = ownedChange(type.kind, old, o);
+          if (change !== 'none') onOwned(type.kind, o, change === 'batched' ? ROLLOUT_BATCH_MS : 0);
         },
-        delete: onOwned,
+        delete: (o) => onOwned(type.kind, o),
       });
     for (const informer of informers) informer.start();
     const stopping = new AbortController();

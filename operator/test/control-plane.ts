@@ -329,7 +329,8 @@ export async function startControlPlane(
       '--bind-address=127.0.0.1',
       `--secure-port=${apiPort}`,
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      // Room for the Services of a large fleet (operator/scripts/bench-scale.ts: 9 per App of 3 regions).
+      '--service-cluster-ip-range=10.0.0.0/16',
       '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',
       '--authorization-mode=RBAC',

@@ -243,6 +243,9 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
       });
       return res.status === 403 || res.status === 422;
     });
+    // Unchanged objects are not applied again: a PDB the operator has to write again (deleted) makes
+    // its step fail.
+    await admin.delete(resourcePath(PDBS, NS, 'p-eu-api'));
     await applyApp(admin, NS, 'p', appSpec({ regions: [region('eu', { locality: 'europe-west1' })] }));
     const failed = await eventually('the failing generation seen', async () => {
       const a = await getApp(admin, NS, 'p');

@@ -54,6 +54,8 @@ export interface ControllerDeps {
   databaseRegions: readonly string[] | undefined;
   /** Objects of one owned kind in a namespace, from the informer caches (labelled managed-by the operator). */
   owned(type: ResourceType, namespace: string): KubeObject[];
+  /** One owned object from the informer caches; undefined when they do not hold it (yet). */
+  live(type: ResourceType, namespace: string, name: string): KubeObject | undefined;
   memory: ControllerMemory;
   metrics: OperatorMetrics;
   logger: Logger;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownedChangeMatters } from './owned-change.ts';
+import { ownedChange } from './owned-change.ts';
 
 const deployment = (over: Record<string, unknown> = {}) => ({
   metadata: { generation: 1, labels: { a: '1' } },
@@ -12,30 +12,30 @@ const deployment = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-describe('ownedChangeMatters', () => {
-  it('a hand edit, a label change or a rollout state change needs a reconcile', () => {
-    expect(ownedChangeMatters('Deployment', deployment(), deployment({ spec: { replicas: 5 } }))).toBe(true);
+describe('ownedChange', () => {
+  it('a hand edit or a label change needs a reconcile now, a rollout state change a batched one', () => {
+    expect(ownedChange('Deployment', deployment(), deployment({ spec: { replicas: 5 } }))).toBe('now');
     expect(
-      ownedChangeMatters('Deployment', deployment(), deployment({ metadata: { generation: 1, labels: {} } })),
-    ).toBe(true);
+      ownedChange('Deployment', deployment(), deployment({ metadata: { generation: 1, labels: {} } })),
+    ).toBe('now');
     expect(
-      ownedChangeMatters(
+      ownedChange(
         'Deployment',
         deployment(),
         deployment({ status: { replicas: 2, availableReplicas: 1, conditions: [] } }),
       ),
-    ).toBe(true);
-    expect(ownedChangeMatters('Secret', { data: { a: 'x' } }, { data: { a: 'y' } })).toBe(true);
+    ).toBe('batched');
+    expect(ownedChange('Secret', { data: { a: 'x' } }, { data: { a: 'y' } })).toBe('now');
   });
 
   it("a new resourceVersion alone, or another kind's status, does not", () => {
-    expect(ownedChangeMatters('Deployment', deployment(), deployment())).toBe(false);
+    expect(ownedChange('Deployment', deployment(), deployment())).toBe('none');
     expect(
-      ownedChangeMatters(
+      ownedChange(
         'Service',
         { spec: { ports: [] }, status: { loadBalancer: {} } } as never,
         { spec: { ports: [] }, status: { loadBalancer: { ingress: [] } } } as never,
       ),
-    ).toBe(false);
+    ).toBe('none');
   });
 });

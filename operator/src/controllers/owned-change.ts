@@ -23,16 +23,21 @@ const rollout = (o: Obj) => {
   ];
 };
 
+/** How soon an App is reconciled after its Deployments' rollout state moved: the moves of that window are one reconcile. */
+export const ROLLOUT_BATCH_MS = 1000;
+
 /**
- * Whether an update of an object the operator owns needs its App reconciled: its spec or data changed
- * (someone edited it: put it back), its labels or owners, or, for a Deployment, what status reads of it.
- * A new resourceVersion alone (managed fields, timestamps, another controller's bookkeeping) does not.
+ * What an update of an object the operator owns asks of its App: `now` when its spec or data changed
+ * (someone edited it: put it back at once), its labels or owners; `batched` when only what status reads
+ * of a Deployment moved (replica counts, condition reasons: the Deployment controller writes these
+ * several times per rollout, and one reconcile for all of them tells the same); `none` for a new
+ * resourceVersion alone (managed fields, timestamps, another controller's bookkeeping).
  */
-export function ownedChangeMatters(kind: string, before: Obj, after: Obj): boolean {
+export function ownedChange(kind: string, before: Obj, after: Obj): 'now' | 'batched' | 'none' {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  if (!same(before.spec ?? before.data, after.spec ?? after.data)) return true;
-  if (before.metadata?.generation !== after.metadata?.generation) return true;
-  if (!same(before.metadata?.labels, after.metadata?.labels)) return true;
-  if (!same(before.metadata?.ownerReferences, after.metadata?.ownerReferences)) return true;
-  return kind === 'Deployment' && !same(rollout(before), rollout(after));
+  if (!same(before.spec ?? before.data, after.spec ?? after.data)) return 'now';
+  if (before.metadata?.generation !== after.metadata?.generation) return 'now';
+  if (!same(before.metadata?.labels, after.metadata?.labels)) return 'now';
+  if (!same(before.metadata?.ownerReferences, after.metadata?.ownerReferences)) return 'now';
+  return kind === 'Deployment' && !same(rollout(before), rollout(after)) ? 'batched' : 'none';
 }

@@ -42,9 +42,16 @@ export class ControllerRunner {
   }
 
   start(): void {
-    for (const key of this.#o.keys()) this.queue.add(key);
+    const { triggers } = this.#o.metrics;
+    for (const key of this.#o.keys()) {
+      triggers.inc({ source: 'start' });
+      this.queue.add(key);
+    }
     this.#resync = setInterval(() => {
-      for (const key of this.#o.keys()) this.queue.add(key);
+      for (const key of this.#o.keys()) {
+        triggers.inc({ source: 'resync' });
+        this.queue.add(key);
+      }
     }, this.#o.resyncMs);
     this.#resync.unref();
     for (let i = 0; i < this.#o.concurrency; i++) this.#workers.push(this.#work());
@@ -67,10 +74,14 @@ export class ControllerRunner {
       try {
         const result = await this.#reconciler.reconcile(key);
         this.queue.forget(key);
-        if (result.requeueAfterMs !== undefined) this.queue.addAfter(key, result.requeueAfterMs);
+        if (result.requeueAfterMs !== undefined) {
+          metrics.triggers.inc({ source: 'requeue' });
+          this.queue.addAfter(key, result.requeueAfterMs);
+        }
         metrics.reconciles.inc({ result: result.requeueAfterMs === undefined ? 'success' : 'requeue' });
       } catch (err) {
         metrics.reconciles.inc({ result: 'error' });
+        metrics.triggers.inc({ source: 'retry' });
         this.queue.addRateLimited(key);
         logger.warn(
           { controller: this.#o.name, key, err: (err as Error).message, failures: this.queue.failures(key) },

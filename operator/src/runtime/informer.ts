@@ -9,7 +9,7 @@ export interface InformerHandlers<T> {
   delete?(obj: T): void;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T = unknown> {
   type: ResourceType;
   /** Unset: every namespace. */
   namespace?: string;
@@ -22,6 +22,8 @@ export interface InformerOptions {
   onReconnect?(error: unknown): void;
   /** Ends the informer too (a leadership term): its calls fail then, and that is no reason to reconnect. */
   signal?: AbortSignal;
+  /** Applied to each object before it is cached and handed on (e.g. dropping fields nobody reads). */
+  transform?(obj: T): T;
 }
 
 export type WatchSource = Pick<KubeClient, 'list' | 'watch'>;
@@ -39,14 +41,14 @@ export class Informer<T extends HasMetadata> {
   readonly #store = new Map<string, T>();
   readonly #handlers: InformerHandlers<T>[] = [];
   readonly #source: WatchSource;
-  readonly #options: InformerOptions;
+  readonly #options: InformerOptions<T>;
   readonly #stop = new AbortController();
   #resourceVersion = '';
   #synced = false;
   #syncedWaiters: (() => void)[] = [];
   #loop: Promise<void> | undefined;
 
-  constructor(source: WatchSource, options: InformerOptions) {
+  constructor(source: WatchSource, options: InformerOptions<T>) {
     this.#source = source;
     this.#options = options;
   }
@@ -146,7 +148,7 @@ export class Informer<T extends HasMetadata> {
     let page: string | undefined;
     do {
       const list = await this.#source.list<T>(path, { labelSelector, limit: 500, continue: page });
-      for (const item of list.items) fresh.set(keyOf(item), item);
+      for (const item of list.items) fresh.set(keyOf(item), this.#options.transform?.(item) ?? item);
       page = list.metadata.continue || undefined;
       this.#resourceVersion = list.metadata.resourceVersion;
     } while (page);
@@ -178,15 +180,16 @@ export class Informer<T extends HasMetadata> {
     const rv = event.object.metadata?.resourceVersion;
     if (rv) this.#resourceVersion = rv;
     if (event.type === 'BOOKMARK') return;
-    const key = keyOf(event.object);
+    const object = this.#options.transform?.(event.object) ?? event.object;
+    const key = keyOf(object);
     const old = this.#store.get(key);
     if (event.type === 'DELETED') {
       this.#store.delete(key);
-      this.#emit('delete', event.object);
+      this.#emit('delete', object);
     } else {
-      this.#store.set(key, event.object);
-      if (old) this.#emit('update', event.object, old);
-      else this.#emit('add', event.object);
+      this.#store.set(key, object);
+      if (old) this.#emit('update', object, old);
+      else this.#emit('add', object);
     }
   }
 
@@ -201,4 +204,16 @@ export class Informer<T extends HasMetadata> {
       }
     }
   }
+}
+
+/**
+ * Drops `metadata.managedFields` (a copy when there are any): the largest part of most objects, read by
+ * no controller here, so the caches of a large fleet hold only what is used (controller-runtime's
+ * advice for caches too).
+ */
+export function withoutManagedFields<T extends HasMetadata>(obj: T): T {
+  const metadata = obj.metadata as (HasMetadata['metadata'] & { managedFields?: unknown }) | undefined;
+  if (!metadata?.managedFields) return obj;
+  const { managedFields: _, ...rest } = metadata;
+  return { ...obj, metadata: rest };
 }

@@ -62,8 +62,8 @@ export class KubeClient {
   readonly #term: AbortSignal | undefined;
   /** Shared by the clients of one term: requests other than watches wait for a token. */
   readonly #limiter: TokenBucket | undefined;
-  /** Called once per request sent (verb), for the requests-per-App figures. */
-  readonly #onRequest: ((method: string) => void) | undefined;
+  /** Called once per request sent (verb and path), for the requests-per-App figures. */
+  readonly #onRequest: ((method: string, path: string) => void) | undefined;
 
   constructor(
     kc: KubeConfig,
@@ -71,7 +71,7 @@ export class KubeClient {
       timeoutMs?: number;
       term?: AbortSignal;
       limiter?: TokenBucket;
-      onRequest?: (method: string) => void;
+      onRequest?: (method: string, path: string) => void;
     } = {},
   ) {
     const cluster = kc.getCurrentCluster();
@@ -199,7 +199,7 @@ export class KubeClient {
     const cancel = this.#term ? AbortSignal.any([signal, this.#term]) : signal;
     cancel.throwIfAborted();
     if (this.#limiter && !options.query?.watch) await this.#limiter.take(cancel);
-    this.#onRequest?.(options.query?.watch ? 'WATCH' : method);
+    this.#onRequest?.(options.query?.watch ? 'WATCH' : method, path);
     const url = new URL(this.#server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));

@@ -25,6 +25,12 @@ export class OperatorMetrics {
     help: 'Keys added to the work queue.',
     registers: [this.registry],
   });
+  readonly triggers = new Counter({
+    name: 'gatehouse_operator_reconcile_triggers_total',
+    help: 'Why an App was queued: start, resync, requeue, retry, app (an App changed), probe (a verdict changed), owned_<kind> (an owned object changed).',
+    labelNames: ['source'],
+    registers: [this.registry],
+  });
   readonly queueRetries = new Counter({
     name: 'gatehouse_operator_workqueue_retries_total',
     help: 'Keys queued again after a failure (with backoff).',
@@ -67,8 +73,8 @@ export class OperatorMetrics {
   });
   readonly kubeRequests = new Counter({
     name: 'gatehouse_operator_kube_requests_total',
-    help: 'Requests sent to the apiserver, by verb (WATCH: a watch opened).',
-    labelNames: ['verb'],
+    help: 'Requests sent to the apiserver, by verb (WATCH: a watch opened) and resource (plural[/subresource]).',
+    labelNames: ['verb', 'resource'],
     registers: [this.registry],
   });
   readonly probes = new Counter({

@@ -72,3 +72,16 @@ export function resourcePath(
   if (name && subresource) path += `/${subresource}`;
   return path;
 }
+
+/**
+ * The resource a REST path names, for metrics: the plural, with the subresource after a slash
+ * (`apps/status`); `other` for paths outside the resource layout (discovery, /version).
+ */
+export function resourceOfPath(path: string): string {
+  const parts = path.split('?')[0]?.split('/').filter(Boolean) ?? [];
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : undefined;
+  if (!rest?.length) return 'other';
+  const scoped = rest[0] === 'namespaces' && rest.length > 2 ? rest.slice(2) : rest;
+  const [plural, , subresource] = scoped;
+  return subresource ? `${plural}/${subresource}` : (plural ?? 'other');
+}

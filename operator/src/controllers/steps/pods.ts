@@ -1,9 +1,9 @@
 import { PODS, resourcePath } from '../../runtime/resources.ts';
 import type { Step } from '../context.ts';
-import { ROLES, selectorLabels, workloadName } from '../names.ts';
+import { LABEL, ROLES, selectorLabels, workloadName } from '../names.ts';
 
 interface Pod {
-  metadata?: { deletionTimestamp?: string };
+  metadata?: { deletionTimestamp?: string; labels?: Record<string, string> };
   status?: {
     phase?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
@@ -40,37 +40,40 @@ export function podProblem(pod: Pod): string {
 
 /**
  * Step 7: for each Deployment with fewer available replicas than it wants (an outage or a stuck
- * rollout), the reasons its pods give, counted, for Ready's message. One list request per such
- * Deployment, none while everything is available.
+ * rollout), the reasons its pods give, counted, for Ready's message. One list of the App's pods per
+ * reconcile while some Deployment is short, none while everything is available.
  */
 export const explainUnavailable: Step = async function explainUnavailable(ctx, deps) {
   const { app } = ctx;
-  for (const region of app.spec.regions) {
-    for (const role of ROLES) {
-      const name = workloadName(app, region.name, role);
-      const d = deps.deployment(`${app.metadata.namespace}/${name}`);
-      if (!d || (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1)) continue;
-      const selector = Object.entries(selectorLabels(app, region.name, role))
-        .map(([k, v]) => `${k}=${v}`)
-        .join(',');
-      const pods = await deps.client.list<Pod>(resourcePath(PODS, app.metadata.namespace), {
-        labelSelector: selector,
-      });
-      const counts = new Map<string, number>();
-      for (const pod of pods.items) {
-        if (pod.metadata?.deletionTimestamp) continue;
-        if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
-        const problem = podProblem(pod);
-        counts.set(problem, (counts.get(problem) ?? 0) + 1);
-      }
-      ctx.podReasons.set(
-        name,
-        counts.size
-          ? [...counts].map(([problem, n]) => `${n} ${problem}`).join(', ')
-          : pods.items.length
-            ? 'every pod ready, not yet available (minReadySeconds)'
-            : 'no pods',
-      );
+  const short = app.spec.regions.flatMap((region) =>
+    ROLES.map((role) => ({ region: region.name, role, name: workloadName(app, region.name, role) })).filter(
+      ({ name }) => {
+        const d = deps.deployment(`${app.metadata.namespace}/${name}`);
+        return d && (d.status?.availableReplicas ?? 0) < (d.spec?.replicas ?? 1);
+      },
+    ),
+  );
+  if (!short.length) return;
+  const pods = await deps.client.list<Pod>(resourcePath(PODS, app.metadata.namespace), {
+    labelSelector: `${LABEL.app}=${app.metadata.name}`,
+  });
+  for (const { region, role, name } of short) {
+    const selector = Object.entries(selectorLabels(app, region, role));
+    const mine = pods.items.filter((pod) => selector.every(([k, v]) => pod.metadata?.labels?.[k] === v));
+    const counts = new Map<string, number>();
+    for (const pod of mine) {
+      if (pod.metadata?.deletionTimestamp) continue;
+      if (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
+      const problem = podProblem(pod);
+      counts.set(problem, (counts.get(problem) ?? 0) + 1);
     }
+    ctx.podReasons.set(
+      name,
+      counts.size
+        ? [...counts].map(([problem, n]) => `${n} ${problem}`).join(', ')
+        : mine.length
+          ? 'every pod ready, not yet available (minReadySeconds)'
+          : 'no pods',
+    );
   }
 };

@@ -96,9 +96,10 @@ export const ensureRegistration: Step = async function ensureRegistration(ctx, d
   const secretName = credentialsSecretName(app);
   const want = desiredSettings(app);
   try {
-    const secret = await deps.client.getOrNull<Secret>(
-      resourcePath(SECRETS, app.metadata.namespace, secretName),
-    );
+    // The Secret the operator made is in its watch; one named by the spec, or not seen yet, is read.
+    const secret =
+      (deps.live(SECRETS, app.metadata.namespace, secretName) as Secret | undefined) ??
+      (await deps.client.getOrNull<Secret>(resourcePath(SECRETS, app.metadata.namespace, secretName)));
     let creds = readCredentials(secret);
     const hash = hashOf(want, app.spec.disabled);
     const verified = deps.memory.verifiedSettings.get(app.metadata.uid);

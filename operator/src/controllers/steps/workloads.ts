@@ -3,13 +3,15 @@ import { DEPLOYMENTS, HPAS, resourcePath } from '../../runtime/resources.ts';
 import type { Step } from '../context.ts';
 import { CHILD_TYPES, desiredObjects } from '../desired/index.ts';
 import { LABEL } from '../names.ts';
+import { upToDate, withIntent } from '../up-to-date.ts';
 
 /**
  * Step 3: every region's Deployments, Services, PodDisruptionBudgets, Ingress and NetworkPolicies, by
  * server-side apply under the `gatehouse-operator` field manager (forced: the operator owns these
  * fields). A Deployment that a HorizontalPodAutoscaler scales is applied without `spec.replicas`, so
  * the operator gives up that field and never undoes the autoscaler's count (Kubernetes' advice for
- * HPA-managed workloads). Applying an unchanged object changes nothing, so this runs on every reconcile.
+ * HPA-managed workloads). An object the informer cache shows up to date (this intent, every value of
+ * it) is not applied again: a reconcile that changes nothing writes nothing.
  */
 export const ensureWorkloads: Step = async function ensureWorkloads(ctx, deps) {
   const namespace = ctx.app.metadata.namespace;
@@ -25,7 +27,9 @@ export const ensureWorkloads: Step = async function ensureWorkloads(ctx, deps) {
   for (const { type, object } of desiredObjects(ctx.app, deps.defaults)) {
     const { name } = object.metadata;
     if (type === DEPLOYMENTS && autoscaled.has(name)) delete (object.spec as { replicas?: number }).replicas;
-    await deps.client.apply(resourcePath(type, namespace, name), object, FIELD_MANAGER);
+    const intent = withIntent(object);
+    if (upToDate(intent, deps.live(type, namespace, name))) continue;
+    await deps.client.apply(resourcePath(type, namespace, name), intent, FIELD_MANAGER);
   }
 };
 
