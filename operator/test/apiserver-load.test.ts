@@ -1,5 +1,5 @@
+import { startTestApi, type TestApi } from '@gatehouse/api/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../../api/test/harness.ts';
 import type { OperatorConfig } from '../src/config.ts';
 import { REQUEST_BUDGET } from '../src/controllers/budget.ts';
 import type { Manager } from '../src/manager.ts';

@@ -329,7 +329,7 @@ export async function startControlPlane(
       '--bind-address=127.0.0.1',
       `--secure-port=${apiPort}`,
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      // Room for the Services of a large fleet (operator/scripts/bench-scale.ts: 9 per App of 3 regions).
+      // Room for the Services of a large fleet (loadtest/bench/operator-scale.ts: 9 per App of 3 regions).
       '--service-cluster-ip-range=10.0.0.0/16',
       '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',

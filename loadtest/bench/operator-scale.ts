@@ -8,7 +8,7 @@
  * marks pods Running and Ready, standing in for the kubelets this control plane does not have); with
  * --restart, a second operator process taking over the settled fleet (what a new leader does).
  *
- *   npx node operator/scripts/bench-scale.ts [--apps 200] [--regions 3] [--quiet-seconds 60] [--ready] [--restart]
+ *   npx node loadtest/bench/operator-scale.ts [--apps 200] [--regions 3] [--quiet-seconds 60] [--ready] [--restart]
  *
  * Each region runs one replica of each role (api, bypass, fallback): the pods are the controller-
  * manager's work, not the operator's, and fewer of them keep the machine on the operator.
@@ -22,9 +22,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startTestApi } from '@gatehouse/api/testing';
-import { applyApp, condition, createNamespace, getApp, startClusterWithOperator } from '../test/cluster.ts';
-import { appSpec, region } from '../test/fixtures.ts';
-import { markPodsReady } from '../test/objects.ts';
+import {
+  applyApp,
+  appSpec,
+  condition,
+  createNamespace,
+  getApp,
+  markPodsReady,
+  region,
+  startClusterWithOperator,
+} from '@gatehouse/operator/testing';
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +57,7 @@ const kubeconfig = join(work, 'operator.kubeconfig');
 writeFileSync(kubeconfig, cp.kubeConfig('operator').exportConfig(), { mode: 0o600 });
 
 function startOperatorProcess() {
-  const child = spawn(process.execPath, [join(import.meta.dirname, '../src/main.ts')], {
+  const child = spawn(process.execPath, [join(import.meta.dirname, '../../operator/src/main.ts')], {
     env: {
       ...process.env,
       KUBECONFIG: kubeconfig,
