@@ -234,7 +234,10 @@ export class Manager {
       config.probe,
       (appKey, region, healthy) => {
         logger.info({ app: appKey, region, healthy }, 'main API verdict changed');
-        enqueue(appKey, 'probe');
+        // A switch to or from the standby waits on this reconcile: ahead of everything queued.
+        if (!runner) return;
+        this.metrics.triggers.inc({ source: 'probe' });
+        runner.queue.addFirst(appKey);
       },
       { probe: this.#o.probe, onResult: (ok) => this.metrics.probes.inc({ result: ok ? 'ok' : 'fail' }) },
     );

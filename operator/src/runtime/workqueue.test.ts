@@ -91,3 +91,37 @@ describe('WorkQueue', () => {
     expect(await q.get()).toBeUndefined();
   });
 });
+
+describe('WorkQueue.addFirst', () => {
+  it('puts a key ahead of every waiting key, or moves it there, once', async () => {
+    const q = new WorkQueue(fast);
+    for (const k of ['a', 'b', 'c']) q.add(k);
+    q.addFirst('z');
+    q.addFirst('c');
+    expect(q.length).toBe(4);
+    const order = [];
+    for (let i = 0; i < 4; i++) order.push(await q.get());
+    expect(order).toEqual(['c', 'z', 'a', 'b']);
+  });
+
+  it('brings a key added while it is processed back at the front after done()', async () => {
+    const q = new WorkQueue(fast);
+    q.add('a');
+    expect(await q.get()).toBe('a');
+    q.add('b');
+    q.add('c');
+    q.addFirst('a');
+    expect(q.length).toBe(2);
+    q.done('a');
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  it('hands the key straight to a waiting worker', async () => {
+    const q = new WorkQueue(fast);
+    const waiting = q.get();
+    q.addFirst('a');
+    expect(await waiting).toBe('a');
+    expect(q.length).toBe(0);
+  });
+});

@@ -16,6 +16,8 @@ export class WorkQueue {
   /** Keys that need processing: queued, or added again while processing. */
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
+  /** Keys added with addFirst while being processed: they come back at the front. */
+  readonly #urgent = new Set<string>();
   readonly #timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   readonly #waiters: ((key: string | undefined) => void)[] = [];
   readonly #backoff: KeyedBackoff;
@@ -40,6 +42,27 @@ export class WorkQueue {
     } else {
       this.#queue.push(key);
       this.#hooks.onDepth?.(this.#queue.length);
+    }
+  }
+
+  /**
+   * Adds `key` ahead of every waiting key, or moves it there if it waits already; added while being
+   * processed, it comes back first after `done`. For the work a traffic switch waits on, which must not
+   * queue behind a fleet's resyncs.
+   */
+  addFirst(key: string): void {
+    if (this.#shutDown) return;
+    if (this.#processing.has(key)) {
+      this.#urgent.add(key);
+      this.add(key);
+      return;
+    }
+    const at = this.#queue.indexOf(key);
+    if (at < 0) this.add(key);
+    else this.#queue.splice(at, 1);
+    if (this.#dirty.has(key) && !this.#processing.has(key)) {
+      if (this.#queue[this.#queue.length - 1] === key) this.#queue.pop();
+      this.#queue.unshift(key);
     }
   }
 
@@ -94,9 +117,11 @@ export class WorkQueue {
   /** Marks `key` processed; if it was added meanwhile, it goes back in the queue. */
   done(key: string): void {
     this.#processing.delete(key);
+    const urgent = this.#urgent.delete(key);
     if (this.#dirty.has(key)) {
       this.#dirty.delete(key);
-      this.add(key);
+      if (urgent) this.addFirst(key);
+      else this.add(key);
     }
   }
 
