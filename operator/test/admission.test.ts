@@ -1,21 +1,10 @@
-import { startTestApi, type TestApi } from '@gatehouse/api/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/api/v1alpha1/app-types.ts';
-import type { Manager } from '../src/manager.ts';
-import type { KubeClient } from '../src/runtime/kube-client.ts';
 import { DEPLOYMENTS, resourcePath } from '../src/runtime/resources.ts';
-import {
-  applyApp,
-  condition,
-  createNamespace,
-  eventually,
-  getApp,
-  startClusterWithOperator,
-  startOperator,
-  testConfig,
-} from './cluster.ts';
-import { type ControlPlane, controlPlaneAvailable } from './control-plane.ts';
+import { applyApp, condition, createNamespace, eventually, getApp } from './cluster.ts';
+import { controlPlaneAvailable } from './control-plane.ts';
 import { appSpec, region } from './fixtures.ts';
+import { useOperatorWithApi } from './operator-with-api.ts';
 
 /*
  * The App specs an outside review found admitted although nothing could run them. Those the schema can
@@ -27,13 +16,13 @@ import { appSpec, region } from './fixtures.ts';
 const NS = 'admission';
 
 describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a real kube-apiserver', () => {
-  let cp: ControlPlane;
-  let admin: KubeClient;
-  let api: TestApi;
-  let manager: Manager;
+  const f = useOperatorWithApi({
+    namespaces: [NS],
+    config: { databaseRegions: ['eu', 'us', 'europe-west1', 'us-east1'] },
+  });
   const dryRun = async (name: string, spec: unknown) => {
     try {
-      await admin.request(
+      await f.admin.request(
         'PATCH',
         resourcePath({ group: 'gatehouse.dev', version: 'v1alpha1', plural: 'apps', kind: 'App' }, NS, name),
         {
@@ -53,24 +42,6 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
     return 'accepted';
   };
   const eu = region('eu');
-
-  beforeAll(async () => {
-    ({ cp, admin } = await startClusterWithOperator());
-    await createNamespace(admin, NS);
-    api = await startTestApi();
-    manager = await startOperator(
-      cp.kubeConfig('operator'),
-      testConfig(api.url, api.runtime.adminToken, {
-        databaseRegions: ['eu', 'us', 'europe-west1', 'us-east1'],
-      }),
-      { probe: async () => true, standbyTargets: async () => [] },
-    );
-  }, 300_000);
-  afterAll(async () => {
-    await manager?.stop();
-    await api?.close();
-    await cp?.stop();
-  }, 60_000);
 
   const refused: [string, string, unknown, RegExp][] = [
     ['a name with a dot', 'my.app', appSpec(), /App names must be DNS labels/],
@@ -157,22 +128,22 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
 
   const invalidReason = async (name: string) =>
     eventually(`${name}: Ready=False InvalidSpec`, async () => {
-      const app = await getApp(admin, NS, name);
+      const app = await getApp(f.admin, NS, name);
       const ready = condition(app, 'Ready');
       return ready?.reason === 'InvalidSpec' && { app: app as App, message: ready.message };
     });
   const deploymentsOf = async (name: string) =>
-    (await admin.list<{ metadata: { name: string } }>(resourcePath(DEPLOYMENTS, NS))).items.filter((d) =>
+    (await f.admin.list<{ metadata: { name: string } }>(resourcePath(DEPLOYMENTS, NS))).items.filter((d) =>
       d.metadata.name.startsWith(`${name}-`),
     );
 
   it('a region or locality the database does not have: Ready=False InvalidSpec naming it, nothing rendered', async () => {
     const mars = region('mars');
-    await applyApp(admin, NS, 'mars', appSpec({ regions: [mars] }));
+    await applyApp(f.admin, NS, 'mars', appSpec({ regions: [mars] }));
     expect((await invalidReason('mars')).message).toContain(
       'region mars: locality mars is not a database region (eu, us, europe-west1, us-east1); set regions[].locality',
     );
-    await applyApp(admin, NS, 'north', appSpec({ regions: [region('eu', { locality: 'mars-north-9' })] }));
+    await applyApp(f.admin, NS, 'north', appSpec({ regions: [region('eu', { locality: 'mars-north-9' })] }));
     const { app, message } = await invalidReason('north');
     expect(message).toContain('region eu: locality mars-north-9 is not a database region');
     expect(condition(app, 'Degraded')).toMatchObject({ status: 'True', reason: 'InvalidSpec' });
@@ -182,12 +153,12 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
   });
 
   it('a runtimeSecretRef to a missing Secret: InvalidSpec until the Secret exists', async () => {
-    await applyApp(admin, NS, 'nosecret', appSpec({ runtimeSecretRef: { name: 'not-there' } }));
+    await applyApp(f.admin, NS, 'nosecret', appSpec({ runtimeSecretRef: { name: 'not-there' } }));
     expect((await invalidReason('nosecret')).message).toContain(
       `Secret not-there (runtime environment) does not exist in namespace ${NS}`,
     );
     expect(await deploymentsOf('nosecret')).toEqual([]);
-    await admin.apply(
+    await f.admin.apply(
       `/api/v1/namespaces/${NS}/secrets/not-there`,
       {
         apiVersion: 'v1',
@@ -205,7 +176,7 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
   });
 
   it("a region's database Secret without its key: InvalidSpec naming the key", async () => {
-    await admin.apply(
+    await f.admin.apply(
       `/api/v1/namespaces/${NS}/secrets/db-eu`,
       {
         apiVersion: 'v1',
@@ -216,7 +187,7 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
       'gatehouse-tests',
     );
     await applyApp(
-      admin,
+      f.admin,
       NS,
       'dbkey',
       appSpec({ regions: [region('eu', { databaseSecretRef: { name: 'db-eu', key: 'DATABASE_URL' } })] }),
@@ -227,7 +198,7 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
   });
 
   it('a credentialsSecretRef to a Secret without app_key/app_secret: Registered=False CredentialsInvalid', async () => {
-    await admin.apply(
+    await f.admin.apply(
       `/api/v1/namespaces/${NS}/secrets/empty-creds`,
       {
         apiVersion: 'v1',
@@ -238,7 +209,7 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
       'gatehouse-tests',
     );
     await applyApp(
-      admin,
+      f.admin,
       NS,
       'badcreds',
       appSpec({
@@ -247,7 +218,7 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
       }),
     );
     const app = await eventually('Registered=False CredentialsInvalid', async () => {
-      const a = await getApp(admin, NS, 'badcreds');
+      const a = await getApp(f.admin, NS, 'badcreds');
       return condition(a, 'Registered')?.reason === 'CredentialsInvalid' && a;
     });
     expect(condition(app, 'Registered')?.message).toBe('Secret empty-creds lacks app_key or app_secret');
@@ -256,15 +227,15 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
 
   it('two Apps claiming one host: the first keeps it, the second is InvalidSpec and renders nothing; freed when the first goes', async () => {
     const ns2 = 'admission-other';
-    await createNamespace(admin, ns2);
+    await createNamespace(f.admin, ns2);
     const hosts = { ...region('eu').hosts, api: 'api.contested.example' };
-    await applyApp(admin, ns2, 'first', appSpec({ regions: [region('eu', { hosts })] }));
+    await applyApp(f.admin, ns2, 'first', appSpec({ regions: [region('eu', { hosts })] }));
     await eventually(
       'the first App rendered',
-      async () => (await admin.list(resourcePath(DEPLOYMENTS, ns2))).items.length === 3,
+      async () => (await f.admin.list(resourcePath(DEPLOYMENTS, ns2))).items.length === 3,
     );
     await applyApp(
-      admin,
+      f.admin,
       NS,
       'second',
       appSpec({
@@ -283,9 +254,9 @@ describe.runIf(controlPlaneAvailable())('Admission of invalid App specs on a rea
       `host api.contested.example is already served by App ${ns2}/first`,
     );
     expect(await deploymentsOf('second')).toEqual([]);
-    const first = await getApp(admin, ns2, 'first');
+    const first = await getApp(f.admin, ns2, 'first');
     expect(condition(first, 'Ready')?.reason).not.toBe('InvalidSpec');
-    await admin.request(
+    await f.admin.request(
       'DELETE',
       resourcePath(
         { group: 'gatehouse.dev', version: 'v1alpha1', plural: 'apps', kind: 'App' },

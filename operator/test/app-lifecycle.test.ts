@@ -1,9 +1,6 @@
-import { startTestApi, type TestApi } from '@gatehouse/api/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/api/v1alpha1/app-types.ts';
 import { FINALIZER } from '../src/api/v1alpha1/groupversion.ts';
-import type { Manager } from '../src/manager.ts';
-import type { KubeClient } from '../src/runtime/kube-client.ts';
 import {
   DEPLOYMENTS,
   INGRESSES,
@@ -12,56 +9,29 @@ import {
   resourcePath,
   SERVICES,
 } from '../src/runtime/resources.ts';
-import {
-  applyApp,
-  condition,
-  createNamespace,
-  eventually,
-  getApp,
-  startClusterWithOperator,
-  startOperator,
-  testConfig,
-} from './cluster.ts';
-import { type ControlPlane, controlPlaneAvailable } from './control-plane.ts';
+import { applyApp, condition, eventually, getApp } from './cluster.ts';
+import { controlPlaneAvailable } from './control-plane.ts';
 import { appSpec, region } from './fixtures.ts';
 import { markPodsReady, namesOf, type Obj, secretData } from './objects.ts';
+import { useOperatorWithApi } from './operator-with-api.ts';
 
 const NS = 'shop';
 
 describe.runIf(controlPlaneAvailable())(
   'App lifecycle on a real kube-apiserver + etcd + kube-controller-manager',
   () => {
-    let cp: ControlPlane;
-    let admin: KubeClient;
-    let api: TestApi;
-    let manager: Manager;
-    const list = (type: typeof DEPLOYMENTS) => admin.list<Obj>(resourcePath(type, NS)).then((l) => l.items);
+    const f = useOperatorWithApi({ namespaces: [NS], operator: { processMetrics: true } });
+    const list = (type: typeof DEPLOYMENTS) => f.admin.list<Obj>(resourcePath(type, NS)).then((l) => l.items);
     const adminGet = async (appKey: string) =>
       (
-        await fetch(`${api.url}/admin/v1/apps/${appKey}`, {
-          headers: { Authorization: `Bearer ${api.runtime.adminToken}` },
+        await fetch(`${f.api.url}/admin/v1/apps/${appKey}`, {
+          headers: { Authorization: `Bearer ${f.api.runtime.adminToken}` },
         }).then((r) => r.json())
       ).data;
-    const app = () => getApp(admin, NS, 'shop') as Promise<App>;
-
-    beforeAll(async () => {
-      ({ cp, admin } = await startClusterWithOperator());
-      await createNamespace(admin, NS);
-      api = await startTestApi();
-      manager = await startOperator(cp.kubeConfig('operator'), testConfig(api.url, api.runtime.adminToken), {
-        probe: async () => true,
-        standbyTargets: async () => [],
-        processMetrics: true,
-      });
-    }, 300_000);
-    afterAll(async () => {
-      await manager?.stop();
-      await api?.close();
-      await cp?.stop();
-    }, 60_000);
+    const app = () => getApp(f.admin, NS, 'shop') as Promise<App>;
 
     it('exports its process metrics on /metrics: resident memory, heap, event-loop lag', async () => {
-      const metrics = await (await fetch(`${manager.metricsUrl}/metrics`)).text();
+      const metrics = await (await fetch(`${f.manager.metricsUrl}/metrics`)).text();
       const value = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
       expect(value('process_resident_memory_bytes')).toBeGreaterThan(10 * 2 ** 20);
       expect(value('nodejs_heap_size_used_bytes')).toBeGreaterThan(2 ** 20);
@@ -69,7 +39,7 @@ describe.runIf(controlPlaneAvailable())(
     });
 
     it('creating an App creates its Deployments, Services, PDBs, Ingresses and Secret, and registers the app', async () => {
-      await applyApp(admin, NS, 'shop', {
+      await applyApp(f.admin, NS, 'shop', {
         ...appSpec({ monthlyQuota: 50_000, riskPolicy: { invisible_below: 30 } }),
       });
       const deployments = await eventually('6 Deployments', async () =>
@@ -108,7 +78,7 @@ describe.runIf(controlPlaneAvailable())(
         'shop-us-standby',
       ]);
       const secret = await eventually('the credentials Secret', () =>
-        secretData(admin, NS, 'shop-credentials'),
+        secretData(f.admin, NS, 'shop-credentials'),
       );
       expect(secret.app_key).toMatch(/^ak_/);
       expect(secret.app_secret?.length).toBeGreaterThan(20);
@@ -135,7 +105,7 @@ describe.runIf(controlPlaneAvailable())(
       });
       // kube-controller-manager turns each Deployment into a ReplicaSet (and Pods that stay Pending here).
       const owned = await eventually('a ReplicaSet per Deployment', async () => {
-        const rs = await admin.list<Obj>(`/apis/apps/v1/namespaces/${NS}/replicasets`);
+        const rs = await f.admin.list<Obj>(`/apis/apps/v1/namespaces/${NS}/replicasets`);
         return rs.items.length >= 6 && rs.items;
       });
       expect(owned.every((r) => r.metadata.ownerReferences?.[0]?.kind === 'Deployment')).toBe(true);
@@ -166,7 +136,7 @@ describe.runIf(controlPlaneAvailable())(
         ['eu', 'main', true],
         ['us', 'main', true],
       ]);
-      const events = await admin.list<Obj & { reason: string }>(`/api/v1/namespaces/${NS}/events`);
+      const events = await f.admin.list<Obj & { reason: string }>(`/api/v1/namespaces/${NS}/events`);
       expect(events.items.map((e) => e.reason)).toEqual(
         expect.arrayContaining(['Registered', 'CredentialsCreated', 'WorkloadsUnavailable', 'RollingOut']),
       );
@@ -182,14 +152,14 @@ describe.runIf(controlPlaneAvailable())(
     it('changing replicas, image and plan rolls the Deployments and updates the app; lastTransitionTime holds', async () => {
       const before = await app();
       // Someone clears managed_by by hand: the update puts it back with the new plan.
-      const cleared = await fetch(`${api.url}/admin/v1/apps/${before.status?.appKey}`, {
+      const cleared = await fetch(`${f.api.url}/admin/v1/apps/${before.status?.appKey}`, {
         method: 'PATCH',
-        headers: { Authorization: `Bearer ${api.runtime.adminToken}`, 'content-type': 'application/json' },
+        headers: { Authorization: `Bearer ${f.api.runtime.adminToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ managed_by: null }),
       });
       expect(cleared.status).toBe(200);
       expect((await adminGet(before.status?.appKey as string)).managed_by).toBeNull();
-      await applyApp(admin, NS, 'shop', {
+      await applyApp(f.admin, NS, 'shop', {
         ...appSpec({
           plan: 'enterprise',
           monthlyQuota: 50_000,
@@ -201,12 +171,12 @@ describe.runIf(controlPlaneAvailable())(
         ],
       });
       const dep = await eventually('shop-eu-api to be updated', async () => {
-        const d = await admin.get<Obj>(resourcePath(DEPLOYMENTS, NS, 'shop-eu-api'));
+        const d = await f.admin.get<Obj>(resourcePath(DEPLOYMENTS, NS, 'shop-eu-api'));
         return d.spec?.replicas === 3 && d;
       });
       expect(dep.spec?.template?.spec?.containers?.[0]?.image).toBe('registry.invalid/gatehouse/api:2');
       await eventually('a second ReplicaSet for the new image (a rollout)', async () => {
-        const rs = await admin.list<Obj>(`/apis/apps/v1/namespaces/${NS}/replicasets`);
+        const rs = await f.admin.list<Obj>(`/apis/apps/v1/namespaces/${NS}/replicasets`);
         const mine = rs.items.filter((r) => r.metadata.ownerReferences?.[0]?.name === 'shop-eu-api');
         return (
           mine.some((r) => r.spec?.template?.spec?.containers?.[0]?.image?.endsWith(':2')) &&
@@ -234,7 +204,7 @@ describe.runIf(controlPlaneAvailable())(
       const ready = await eventually(
         'Ready=True',
         async () => {
-          await markPodsReady(admin, NS);
+          await markPodsReady(f.admin, NS);
           const a = await app();
           if (condition(a, 'Ready')?.status !== 'True') throw new Error(condition(a, 'Ready')?.message);
           return a;
@@ -248,7 +218,7 @@ describe.runIf(controlPlaneAvailable())(
       const done = await eventually(
         'Progressing=False (the rollout finishes as new pods turn Ready)',
         async () => {
-          await markPodsReady(admin, NS);
+          await markPodsReady(f.admin, NS);
           const a = await app();
           if (condition(a, 'Progressing')?.status !== 'False')
             throw new Error(condition(a, 'Progressing')?.message);
@@ -260,7 +230,7 @@ describe.runIf(controlPlaneAvailable())(
     }, 120_000);
 
     it('removing a region deletes its objects', async () => {
-      await applyApp(admin, NS, 'shop', appSpec({ regions: [region('eu', { locality: 'europe-west1' })] }));
+      await applyApp(f.admin, NS, 'shop', appSpec({ regions: [region('eu', { locality: 'europe-west1' })] }));
       await eventually('the us objects to go', async () => {
         const all = [
           ...(await list(DEPLOYMENTS)),
@@ -277,27 +247,27 @@ describe.runIf(controlPlaneAvailable())(
     });
 
     it('the admin API being away fails registration softly: workloads are still applied, and it recovers', async () => {
-      await api.pause();
+      await f.api.pause();
       try {
-        await applyApp(admin, NS, 'late', appSpec({ regions: [region('eu')] }));
+        await applyApp(f.admin, NS, 'late', appSpec({ regions: [region('eu')] }));
         await eventually(
           'the late App Deployments',
           async () =>
             (await list(DEPLOYMENTS)).filter((d) => d.metadata.name.startsWith('late-')).length === 3,
         );
         const down = await eventually('Registered=False', async () => {
-          const a = await getApp(admin, NS, 'late');
+          const a = await getApp(f.admin, NS, 'late');
           return condition(a, 'Registered')?.status === 'False' && a;
         });
         expect(condition(down, 'Registered')).toMatchObject({ reason: 'AdminApiError' });
         expect(condition(down, 'Degraded')).toMatchObject({ status: 'True', reason: 'ReconcileError' });
       } finally {
-        await api.resume();
+        await f.api.resume();
       }
       const up = await eventually(
         'Registered=True after the admin API returns',
         async () => {
-          const a = await getApp(admin, NS, 'late');
+          const a = await getApp(f.admin, NS, 'late');
           return condition(a, 'Registered')?.status === 'True' && a;
         },
         60_000,
@@ -307,7 +277,7 @@ describe.runIf(controlPlaneAvailable())(
 
     it('deleting an App disables it in the service, and the garbage collector removes its objects', async () => {
       const appKey = (await app()).status?.appKey as string;
-      await admin.delete(
+      await f.admin.delete(
         resourcePath(
           { group: 'gatehouse.dev', version: 'v1alpha1', plural: 'apps', kind: 'App' },
           NS,
@@ -316,7 +286,7 @@ describe.runIf(controlPlaneAvailable())(
       );
       await eventually(
         'the App to be gone (finalizer done)',
-        async () => (await getApp(admin, NS, 'shop')) === null,
+        async () => (await getApp(f.admin, NS, 'shop')) === null,
       );
       expect((await adminGet(appKey)).disabled).toBe(true);
       await eventually(
@@ -328,7 +298,7 @@ describe.runIf(controlPlaneAvailable())(
             ...(await list(PDBS)),
             ...(await list(INGRESSES)),
           ];
-          const secret = await secretData(admin, NS, 'shop-credentials');
+          const secret = await secretData(f.admin, NS, 'shop-credentials');
           return !secret && left.every((o) => !o.metadata.name.startsWith('shop-'));
         },
         90_000,
