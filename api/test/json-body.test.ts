@@ -7,11 +7,8 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
 
 /*
  * JSON bodies sent with a length or chunked, as `application/json` or another JSON media type, must answer
- * alike: these requests go through a real socket and expect the same answers. A plain JSON body with a
- * length is read by jsonBodies (core/src/http/body.ts), a chunked one by the general parser
- * (@koa/bodyparser), so each pair below compares the two readers. (A first direct reader was removed on
- * 2026-11-26 when an init A/B on a loaded machine showed nothing; the one back since 2026-11-28 measured
- * 0.88x API CPU on a replayed validation, 8 rounds of 8: docs/decisions.md.)
+ * alike: these requests go through a real socket and expect the same answers, whichever way the body's
+ * end is told (a length, or chunks read to the end by the body parser, @koa/bodyparser).
  */
 const run = await databaseAvailable();
 
@@ -20,7 +17,7 @@ interface Answer {
   body: Json;
 }
 
-describe.runIf(run)('JSON bodies, read directly or by the general parser', () => {
+describe.runIf(run)('JSON bodies, sent with a length or chunked', () => {
   let api: TestApi;
   let auth: Record<string, string>;
   let token: string;
@@ -33,7 +30,7 @@ describe.runIf(run)('JSON bodies, read directly or by the general parser', () =>
   });
   afterAll(() => api?.close());
 
-  /** POST /v1/validate with exactly these bytes; `chunked` sends no Content-Length (the general parser). */
+  /** POST /v1/validate with exactly these bytes; `chunked` sends no Content-Length. */
   function send(type: string, body: Buffer, chunked = false): Promise<Answer> {
     const url = new URL('/v1/validate', api.url);
     return new Promise((resolve, reject) => {

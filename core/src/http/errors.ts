@@ -1,13 +1,14 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { GatehouseError } from '../errors.ts';
+import { sendJson } from './answer.ts';
 
 /**
  * First in the chain: turns anything thrown below into the spec's envelope. Expected 4xx are answered
  * without an error log; anything else is logged once, here, and its message never reaches the client.
  */
 export function errorEnvelope(logger: Logger): Middleware {
-  // A rejection handler on next()'s promise rather than an async frame per request (issue 14).
+  // A rejection handler on next()'s promise rather than an async frame per request.
   return function errorEnvelope(ctx, next) {
     return next().catch((thrown: unknown) => {
       const error = asGatehouseError(thrown);
@@ -17,7 +18,7 @@ export function errorEnvelope(logger: Logger): Middleware {
       }
       ctx.status = error.status;
       ctx.set(error.headers);
-      ctx.body = error.toEnvelope();
+      sendJson(ctx, error.toEnvelope());
     });
   };
 }
