@@ -44,6 +44,22 @@ const TABLE: Route[] = [
   }),
   route({
     method: 'get',
+    path: '/items',
+    doc: { summary: 'List items', responses: { '200': { description: 'Items' } } },
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(50).default(10).meta({ description: 'At most this many' }),
+      after: z
+        .string()
+        .regex(/^it_[a-z]+$/)
+        .optional(),
+    }),
+    handler: () =>
+      function list(_ctx, { query }) {
+        return query;
+      },
+  }),
+  route({
+    method: 'get',
     path: '/page',
     doc: false,
     handler: () =>
@@ -100,6 +116,17 @@ describe('the route table', () => {
     expect(await (await post('/items/it_abc/reset', { to: 3 })).json()).toEqual({ to: 3 });
   });
 
+  it('hands the handler its checked query, defaults filled in, and refuses a value out of bounds', async () => {
+    expect(await (await fetch(`${url}/items`)).json()).toEqual({ limit: 10 });
+    expect(await (await fetch(`${url}/items?limit=5&after=it_x`)).json()).toEqual({
+      limit: 5,
+      after: 'it_x',
+    });
+    const refused = await fetch(`${url}/items?limit=51`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_request', message: /^limit: / });
+  });
+
   it('leaves the answer to a handler that returns nothing', async () => {
     const res = await fetch(`${url}/page`);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -108,7 +135,17 @@ describe('the route table', () => {
 
   it('documents each documented route from its declaration, and no other', () => {
     const paths = documentPaths(TABLE);
-    expect(Object.keys(paths)).toEqual(['/items/{id}', '/items/{id}/reset']);
+    expect(Object.keys(paths)).toEqual(['/items/{id}', '/items/{id}/reset', '/items']);
+    expect((paths['/items']!.get as { parameters: object[] }).parameters).toEqual([
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'At most this many',
+        schema: { type: 'integer', minimum: 1, maximum: 50, default: 10 },
+      },
+      { name: 'after', in: 'query', required: false, schema: { type: 'string', pattern: '^it_[a-z]+$' } },
+    ]);
     const item = paths['/items/{id}']!;
     expect(item.parameters).toEqual([
       expect.objectContaining({ name: 'id', in: 'path', required: true, schema: expect.any(Object) }),

@@ -22,9 +22,16 @@ export interface RouteServices {
 
 type ParamSchemas = Record<string, z.ZodType>;
 
-export interface RouteInput<B extends z.ZodType | undefined, P extends ParamSchemas | undefined> {
+type QuerySchema = z.ZodType<object>;
+
+export interface RouteInput<
+  B extends z.ZodType | undefined,
+  P extends ParamSchemas | undefined,
+  Q extends QuerySchema | undefined = undefined,
+> {
   body: B extends z.ZodType ? z.output<B> : undefined;
   params: P extends ParamSchemas ? { [K in keyof P]: z.output<P[K]> } : Record<string, never>;
+  query: Q extends QuerySchema ? z.output<Q> : undefined;
 }
 
 /** The operation object's hand-written part; requestBody and path parameters are derived. */
@@ -32,7 +39,7 @@ export interface RouteDoc {
   summary: string;
   description?: string;
   security?: readonly Record<string, readonly string[]>[];
-  /** Query and header parameters. */
+  /** Header parameters (query parameters come from the route's `query` schema). */
   parameters?: readonly object[];
   /** Path parameters the route checks itself, described at the path's level. */
   pathParameters?: readonly object[];
@@ -44,6 +51,7 @@ export interface RouteDoc {
 export interface Route<
   B extends z.ZodType | undefined = z.ZodType | undefined,
   P extends ParamSchemas | undefined = ParamSchemas | undefined,
+  Q extends QuerySchema | undefined = QuerySchema | undefined,
 > {
   method: Method;
   /** The path in OpenAPI's form: `{name}` for a parameter. */
@@ -58,6 +66,8 @@ export interface Route<
   bodyOptional?: true;
   /** Path parameters by name, each checked before the handler runs. */
   params?: P;
+  /** The query string's parameters, checked before the handler runs (a `.default()` makes one optional). */
+  query?: Q;
   /** Middleware before the body is read (CORS, authentication), built once per app. */
   use?: (services: RouteServices) => Middleware[];
   /**
@@ -66,14 +76,15 @@ export interface Route<
    */
   handler: (
     services: RouteServices,
-  ) => (ctx: Context, input: RouteInput<B, P>, next: Next) => unknown | Promise<unknown>;
+  ) => (ctx: Context, input: RouteInput<B, P, Q>, next: Next) => unknown | Promise<unknown>;
 }
 
 /** Declares a route, with the handler's input typed from the route's schemas. */
 export function route<
   B extends z.ZodType | undefined = undefined,
   P extends ParamSchemas | undefined = undefined,
->(spec: Route<B, P>): Route {
+  Q extends QuerySchema | undefined = undefined,
+>(spec: Route<B, P, Q>): Route {
   return spec as unknown as Route;
 }
 
@@ -96,7 +107,9 @@ export function mountRoutes(router: Router, routes: readonly Route[], services: 
           body = spec.bodyOptional && !sent ? spec.body.parse({}) : readBody(ctx, spec.body, types);
         }
         const values = params ? parseOrThrow(params, (ctx as { params?: object }).params ?? {}) : {};
-        const answer = await handle(ctx, { body, params: values } as RouteInput<undefined, undefined>, next);
+        const query = spec.query ? parseOrThrow(spec.query, ctx.query) : undefined;
+        const input = { body, params: values, query } as RouteInput<undefined, undefined>;
+        const answer = await handle(ctx, input, next);
         if (answer !== undefined) sendJson(ctx, answer);
       },
     }[name] as Middleware;
@@ -122,7 +135,8 @@ export function documentPaths(routes: readonly Route[]): Record<string, Record<s
     const op: Record<string, unknown> = { summary };
     if (description !== undefined) op.description = description;
     if (security !== undefined) op.security = security;
-    if (parameters !== undefined) op.parameters = parameters;
+    const all = [...(spec.query ? queryParameters(spec.query) : []), ...(parameters ?? [])];
+    if (all.length > 0) op.parameters = all;
     if (requestBody !== undefined) op.requestBody = requestBody;
     if (spec.body) {
       const schema = requestSchema(spec.body);
@@ -138,4 +152,19 @@ export function documentPaths(routes: readonly Route[]): Record<string, Record<s
     item[spec.method] = op;
   }
   return paths;
+}
+
+/** The query parameters a query schema reads, each described by its property's JSON Schema. */
+function queryParameters(query: QuerySchema): object[] {
+  const schema = requestSchema(query) as { properties?: Record<string, object>; required?: string[] };
+  return Object.entries(schema.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = property as { description?: string };
+    return {
+      name,
+      in: 'query',
+      required: (schema.required ?? []).includes(name),
+      ...(description === undefined ? {} : { description }),
+      schema: rest,
+    };
+  });
 }

@@ -1,6 +1,5 @@
 import { appUsage } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
-import { parseOrThrow } from '@gatehouse/core/http';
 import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
@@ -38,20 +37,16 @@ const usageQuery = z
       .int()
       .min(1)
       .max(24 * 31)
-      .default(24),
+      .default(24)
+      .meta({ description: 'Hours back from now' }),
   })
   .strict();
 const decisionsQuery = z
-  .object({ app_key: appKeyParam.optional(), limit: z.coerce.number().int().min(1).max(500).default(50) })
+  .object({
+    app_key: appKeyParam.optional().meta({ description: 'Only this app' }),
+    limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'At most this many' }),
+  })
   .strict();
-
-const query = (name: string, schema: object, description: string) => ({
-  name,
-  in: 'query',
-  required: false,
-  schema,
-  description,
-});
 
 const decision = {
   type: 'object',
@@ -80,9 +75,6 @@ export const consoleAdminRoutes: Route[] = [
     doc: {
       summary: "An app's usage per hour (from the rollups) and this month's quota use, for the console",
       security: adminAuth,
-      parameters: [
-        query('hours', { type: 'integer', minimum: 1, maximum: 744, default: 24 }, 'Hours back from now'),
-      ],
       responses: {
         '200': {
           description:
@@ -121,11 +113,10 @@ export const consoleAdminRoutes: Route[] = [
       },
     },
     params: { appKey: appKeyParam },
+    query: usageQuery,
     use: adminGuard,
     handler: ({ deps }) =>
-      async function appUsageHours(ctx, { params }) {
-        const { appKey } = params;
-        const { hours } = parseOrThrow(usageQuery, ctx.query);
+      async function appUsageHours(_ctx, { params: { appKey }, query: { hours } }) {
         const app = await deps.apps.require(appKey);
         await deps.usage.flush();
         const period = quotaPeriod();
@@ -150,9 +141,6 @@ export const consoleAdminRoutes: Route[] = [
       summary:
         "Every app's usage summed over the last hours, and the totals across apps, for the console's overview",
       security: adminAuth,
-      parameters: [
-        query('hours', { type: 'integer', minimum: 1, maximum: 744, default: 24 }, 'Hours back from now'),
-      ],
       responses: {
         '200': {
           description: 'Counts per app (current and previous key together) and in all',
@@ -184,10 +172,10 @@ export const consoleAdminRoutes: Route[] = [
         ...errors('invalid_request', 'unauthorized', 'database_unavailable'),
       },
     },
+    query: usageQuery,
     use: adminGuard,
     handler: ({ deps }) =>
-      async function usageOverview(ctx) {
-        const { hours } = parseOrThrow(usageQuery, ctx.query);
+      async function usageOverview(_ctx, { query: { hours } }) {
         await deps.usage.flush();
         const [apps, totals] = await Promise.all([deps.apps.list(), deps.usage.totals(hours)]);
         const all: Record<string, number> = {};
@@ -217,10 +205,6 @@ export const consoleAdminRoutes: Route[] = [
     doc: {
       summary: "This instance's most recent risk decisions with their reasons, newest first",
       security: adminAuth,
-      parameters: [
-        query('app_key', { type: 'string', pattern: '^ak_[A-Za-z0-9_-]{1,64}$' }, 'Only this app'),
-        query('limit', { type: 'integer', minimum: 1, maximum: 500, default: 50 }, 'At most this many'),
-      ],
       responses: {
         '200': {
           description: 'Decisions',
@@ -235,10 +219,10 @@ export const consoleAdminRoutes: Route[] = [
         ...errors('invalid_request', 'unauthorized'),
       },
     },
+    query: decisionsQuery,
     use: adminGuard,
     handler: ({ deps }) =>
-      function riskDecisions(ctx) {
-        const { app_key, limit } = parseOrThrow(decisionsQuery, ctx.query);
+      function riskDecisions(_ctx, { query: { app_key, limit } }) {
         return success({ decisions: deps.decisions.recent(limit, app_key) });
       },
   }),

@@ -1,6 +1,5 @@
 import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import { type ErrorCode, GatehouseError, success } from '@gatehouse/core/errors';
-import { parseOrThrow } from '@gatehouse/core/http';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { describeApp } from '../apps/repository.ts';
@@ -37,7 +36,7 @@ const cursor = z
 
 const listAppsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(APP_PAGE.max).default(APP_PAGE.default),
-  cursor: cursor.optional(),
+  cursor: cursor.optional().meta({ description: 'The next_cursor of the previous page' }),
 });
 
 /**
@@ -80,21 +79,6 @@ export const adminRoutes: Route[] = [
     doc: {
       summary: 'List apps, a page at a time in creation order; follow next_cursor until it is null',
       security: adminAuth,
-      parameters: [
-        {
-          name: 'limit',
-          in: 'query',
-          required: false,
-          schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
-        },
-        {
-          name: 'cursor',
-          in: 'query',
-          required: false,
-          description: 'The next_cursor of the previous page',
-          schema: { type: 'string', maxLength: 200 },
-        },
-      ],
       responses: {
         '200': {
           description: 'One page of apps',
@@ -113,10 +97,10 @@ export const adminRoutes: Route[] = [
         ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
     },
+    query: listAppsQuery,
     use: adminGuard,
     handler: ({ deps }) =>
-      async function listApps(ctx) {
-        const { limit, cursor } = parseOrThrow(listAppsQuery, ctx.query);
+      async function listApps(_ctx, { query: { limit, cursor } }) {
         const page = await deps.apps.page(limit, cursor);
         if (!page)
           throw new GatehouseError('invalid_request', 'cursor: must be a next_cursor from a previous page');

@@ -1,7 +1,6 @@
 import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
-import { parseOrThrow } from '@gatehouse/core/http';
 import {
   DEFAULT_REGION,
   regionSyncCredential,
@@ -40,7 +39,10 @@ export interface StandbySnapshot {
 }
 
 const snapshotQuery = z.object({
-  region: z.string().regex(STANDBY_REGION, 'region must be 1 to 32 characters of a-z, 0-9 or -'),
+  region: z
+    .string()
+    .regex(STANDBY_REGION, 'region must be 1 to 32 characters of a-z, 0-9 or -')
+    .default(DEFAULT_REGION),
 });
 
 /**
@@ -86,22 +88,14 @@ export const standbyRoutes: Route[] = [
       summary:
         "The snapshot a region's standby keeps (apps, secret hashes, the region's signing keys); the standby sync credential only, never the admin token",
       security: syncAuth,
-      parameters: [
-        {
-          name: 'region',
-          in: 'query',
-          required: false,
-          schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$', default: 'default' },
-        },
-      ],
       responses: {
         '200': { description: 'The snapshot', ...json(ok({ type: 'object' })) },
         ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
       },
     },
+    query: snapshotQuery,
     handler: ({ deps }) =>
-      async function snapshot(ctx) {
-        const { region } = parseOrThrow(snapshotQuery, { region: ctx.query.region ?? DEFAULT_REGION });
+      async function snapshot(ctx, { query: { region } }) {
         const header = ctx.get('Authorization');
         const presented = sha256Hex(header.startsWith('Bearer ') ? header.slice(7) : '');
         const anyRegion = constantTimeEqual(presented, sha256Hex(deps.syncToken));
