@@ -1,5 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
-import { clientAddressFrom, errorEnvelope, requestContext, utf8Only } from '@gatehouse/core/http';
+import { clientAddressFrom, errorEnvelope, jsonBodies, requestContext, utf8Only } from '@gatehouse/core/http';
 import { siteverifyBoundary } from '@gatehouse/standby/siteverify';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
@@ -60,6 +60,9 @@ export function createApp(deps: Deps): Koa {
     });
   });
   app.use(utf8Only());
+  // What the widget and the SDKs send is read here (a direct reader: its cost on init and validate is what
+  // keeps it); anything else by the general parser below it.
+  app.use(jsonBodies(deps.config.bodyLimitBytes));
   app.use(
     bodyParser({
       enableTypes: ['json', 'form'],

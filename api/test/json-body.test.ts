@@ -7,8 +7,9 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
 
 /*
  * JSON bodies sent with a length or chunked, as `application/json` or another JSON media type, must answer
- * alike: these requests go through a real socket and expect the same answers, whichever way the body's
- * end is told (a length, or chunks read to the end by the body parser, @koa/bodyparser).
+ * alike: these requests go through a real socket and expect the same answers. A plain JSON body with a
+ * length is read by jsonBodies (core/src/http/body.ts), a chunked one by the general parser
+ * (@koa/bodyparser), so each pair below compares the two readers.
  */
 const run = await databaseAvailable();
 
@@ -17,7 +18,7 @@ interface Answer {
   body: Json;
 }
 
-describe.runIf(run)('JSON bodies, sent with a length or chunked', () => {
+describe.runIf(run)('JSON bodies, read directly or by the general parser', () => {
   let api: TestApi;
   let auth: Record<string, string>;
   let token: string;
@@ -30,7 +31,7 @@ describe.runIf(run)('JSON bodies, sent with a length or chunked', () => {
   });
   afterAll(() => api?.close());
 
-  /** POST /v1/validate with exactly these bytes; `chunked` sends no Content-Length. */
+  /** POST /v1/validate with exactly these bytes; `chunked` sends no Content-Length (the general parser). */
   function send(type: string, body: Buffer, chunked = false): Promise<Answer> {
     const url = new URL('/v1/validate', api.url);
     return new Promise((resolve, reject) => {

@@ -1,6 +1,6 @@
 /** Koa middleware every HTTP service of Gatehouse shares: the error envelope, request ids and logs, body reading. */
 export { answerOf, sendJson } from './answer.ts';
-export { parseOrThrow, pathOfNul, readBody, utf8Only } from './body.ts';
+export { jsonBodies, parseOrThrow, pathOfNul, readBody, utf8Only } from './body.ts';
 export {
   type ClientAddressConfig,
   clientAddress,
