@@ -27,8 +27,17 @@ export function createApp(deps: Deps): Koa {
   // address comes from the proxies the deployment declares instead (clientAddressFrom, first below).
   const app = new Koa({ proxy: false });
   const router = new Router();
+  const hot = new Router();
   const databaseHealth = new DatabaseHealth(deps.database, deps.logger);
   mountRoutes(router, API_ROUTES, { deps, databaseHealth });
+  // The routes most requests take, tried first on a router of their own (matching every request against
+  // the whole table is a fifth of an init's CPU); a request they do not take (another method included)
+  // goes on to the whole table, whose answers (405 with Allow) stay the router's.
+  mountRoutes(
+    hot,
+    API_ROUTES.filter((r) => r.hot),
+    { deps, databaseHealth },
+  );
 
   // First: every middleware that decides by path (the internal-endpoints guard, the authentication
   // throttle, the usage observer) must see the path the router will route, or `//metrics` and
@@ -79,6 +88,7 @@ export function createApp(deps: Deps): Koa {
     }),
   );
   app.use(usageObserver(deps.usage));
+  app.use(hot.routes());
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.silent = true;

@@ -68,6 +68,11 @@ export interface Route<
   params?: P;
   /** The query string's parameters, checked before the handler runs (a `.default()` makes one optional). */
   query?: Q;
+  /**
+   * Most of the load (the widget's init, the integrator's validate): also mounted on a router of its own,
+   * tried first, so that these requests are matched against a handful of routes, not the whole table.
+   */
+  hot?: true;
   /** Middleware before the body is read (CORS, authentication), built once per app. */
   use?: (services: RouteServices) => Middleware[];
   /**

@@ -28,6 +28,7 @@ export const challengeRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/challenge/init',
+    hot: true,
     doc: {
       summary:
         'Start a challenge (called by the widget, public app key only). Scored here; the tier is chosen server-side. See docs/protocol.md.',

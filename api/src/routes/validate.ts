@@ -104,6 +104,7 @@ export const validateRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/validate',
+    hot: true,
     doc: {
       summary: 'Validate a pass token (pt_) or a degraded token (dg_). Server-to-server.',
       security: appAuth,
