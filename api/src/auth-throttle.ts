@@ -1,4 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
+import { answerOf } from '@gatehouse/core/http';
 import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
@@ -205,7 +206,7 @@ export function authThrottling(throttle: AuthThrottle): Middleware {
 /**
  * A request with a credential: checked before (refused while its source is throttled), its failures
  * counted after. Promise handlers rather than an async frame, and no wait at all when the throttle has
- * nothing counted (issue 14: validate's every call comes here).
+ * nothing counted (validate's every call comes here).
  */
 function guardedRequest(
   throttle: AuthThrottle,
@@ -221,9 +222,10 @@ function guardedRequest(
   const answered = () =>
     next().then(
       () => {
-        const code = verdictError(ctx.body);
+        const answer = answerOf(ctx);
+        const code = verdictError(answer);
         const token = code !== undefined && TOKEN_FAILURES.has(code);
-        const secret = siteverify && vendorErrors(ctx.body).includes('invalid-input-secret');
+        const secret = siteverify && vendorErrors(answer).includes('invalid-input-secret');
         if (!token && !secret) return undefined;
         return (async () => {
           if (token) await tokenFailure(throttle, source, appKey);

@@ -9,9 +9,7 @@ import { databaseAvailable, type Json, startTestApi, type TestApi } from './harn
  * JSON bodies sent with a length or chunked, as `application/json` or another JSON media type, must answer
  * alike: these requests go through a real socket and expect the same answers. A plain JSON body with a
  * length is read by jsonBodies (core/src/http/body.ts), a chunked one by the general parser
- * (@koa/bodyparser), so each pair below compares the two readers. (A first direct reader was removed on
- * 2026-11-26 when an init A/B on a loaded machine showed nothing; the one back since 2026-11-28 measured
- * 0.88x API CPU on a replayed validation, 8 rounds of 8: docs/decisions.md.)
+ * (@koa/bodyparser), so each pair below compares the two readers.
  */
 const run = await databaseAvailable();
 

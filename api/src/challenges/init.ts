@@ -1,3 +1,4 @@
+import type { InitAnswer } from '@gatehouse/core/challenges';
 import { randomId } from '@gatehouse/core/crypto';
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError } from '@gatehouse/core/errors';
@@ -46,30 +47,18 @@ export const initBody = z.object({
 });
 export type InitBody = z.infer<typeof initBody>;
 
-export type InitResult =
-  | { mode: 'degraded'; pass_token: string; expires_in: number }
-  | {
-      mode: 'challenge';
-      challenge_id: string;
-      challenge: string;
-      tier: 'invisible' | 'image' | 'hard';
-      expires_in: number;
-      pow?: unknown;
-      image?: { kind: string; view: unknown; alternative: true; keyboard_pow?: unknown };
-    };
-
 /**
  * Challenge initialization: 1. the app, enabled, 2. allowed domains, 3. the server token (required or
  * presented: checked, its use not yet spent), 4. the risk score and tier, which may refuse (rate limited,
  * rejected), 5. the monthly quota (exhausted without overage: a `dg_` token, nothing counted and no
  * server-token use spent), 6. the server token's use, 7. the sealed challenge. Only what is served is
- * counted: a refusal at 3 or 4 spends neither the quota nor the server token (issue 11, finding 10).
+ * counted: a refusal at 3 or 4 spends neither the quota nor the server token.
  */
 export async function initChallenge(
   deps: Deps,
   body: InitBody,
   facts: Omit<RequestFacts, 'platform'> & { origin?: string | undefined },
-): Promise<InitResult> {
+): Promise<InitAnswer> {
   // A cached app without a promise (the look-up is on every init); the database when it is not cached.
   const app = deps.apps.cachedByKey(body.app_key) ?? (await deps.apps.findByKey(body.app_key));
   if (!app) throw new GatehouseError('invalid_app_key');
@@ -202,7 +191,7 @@ export async function initChallenge(
   if (pow) challenge.pow = pow.puzzle;
   if (image) challenge.img = { kind: image.kind, answer: image.answer };
   if (kpow) challenge.kpow = kpow;
-  const result: InitResult = {
+  const result: InitAnswer = {
     mode: 'challenge',
     challenge_id: id,
     challenge: sealChallenge(deps.keys, challenge),
@@ -211,7 +200,7 @@ export async function initChallenge(
   };
   if (pow) result.pow = pow.puzzle;
   if (image) {
-    // POST /v1/challenge/alternative offers a proof-of-work instead of the picture (issue 15 item 4).
+    // POST /v1/challenge/alternative offers a proof-of-work instead of the picture.
     result.image = kpow
       ? { kind: image.kind, view: image.view, alternative: true, keyboard_pow: kpow }
       : { kind: image.kind, view: image.view, alternative: true };

@@ -1,19 +1,18 @@
 import { appUsage } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
-import { parseOrThrow, readBody } from '@gatehouse/core/http';
-import type Router from '@koa/router';
+import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { describeApp } from '../apps/repository.ts';
-import type { Deps } from '../deps.ts';
+import { adminAuth, bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
 import { quotaPeriod } from '../quotas/monthly-quota.ts';
 import { RiskEngine } from '../risk/engine.ts';
 import { resolvePolicy, riskPolicy } from '../risk/policy.ts';
 import { Reputation } from '../risk/reputation.ts';
 import { clientSignals } from '../risk/signals.ts';
 import { MemoryVelocity } from '../risk/velocity.ts';
-import { appKeyParam, requireAdmin } from '../routes/admin.ts';
-import { consoleSessionRoutes } from './session-routes.ts';
+import { type Route, route } from '../route-table.ts';
+import { adminGuard, appKeyParam } from '../routes/admin.ts';
 
 /** POST /admin/v1/risk/preview: a visitor described by what the server would see of them. */
 export const previewBody = z
@@ -38,130 +37,328 @@ const usageQuery = z
       .int()
       .min(1)
       .max(24 * 31)
-      .default(24),
+      .default(24)
+      .meta({ description: 'Hours back from now' }),
   })
   .strict();
 const decisionsQuery = z
-  .object({ app_key: appKeyParam.optional(), limit: z.coerce.number().int().min(1).max(500).default(50) })
+  .object({
+    app_key: appKeyParam.optional().meta({ description: 'Only this app' }),
+    limit: z.coerce.number().int().min(1).max(500).default(50).meta({ description: 'At most this many' }),
+  })
   .strict();
+
+const decision = {
+  type: 'object',
+  required: ['at', 'app_key', 'action', 'ip', 'score', 'tier', 'reasons'],
+  properties: {
+    at: { type: 'string', format: 'date-time' },
+    app_key: { type: 'string' },
+    action: { type: 'string' },
+    ip: { type: 'string' },
+    score: { type: 'integer' },
+    tier: { type: 'string' },
+    reasons: { type: 'array', items: { type: 'string' } },
+  },
+};
 
 /**
  * What the console reads beyond apps: usage per hour (from the rollups) and across apps, recent risk decisions (this
  * instance's ring buffer), a risk preview (the same engine, with a fresh velocity counter so that a
- * preview neither counts against nor reads real visitors, nor earlier previews), and the standby hosts' state;
- * and the console's sign-in session (session-routes.ts).
+ * preview neither counts against nor reads real visitors, nor earlier previews), and the standby hosts' state.
+ * The console's sign-in session is in session-routes.ts.
  */
-export function consoleAdminRoutes(router: Router, deps: Deps): void {
-  const guard = requireAdmin(deps.adminToken, deps.consoleSessions);
-  consoleSessionRoutes(router, deps);
-  const reputation = deps.config.reputationFile ? Reputation.fromFile(deps.config.reputationFile) : undefined;
-
-  router.get('/admin/v1/apps/:appKey/usage', guard, async function appUsageHours(ctx) {
-    const appKey = parseOrThrow(z.object({ appKey: appKeyParam }), { appKey: ctx.params.appKey }).appKey;
-    const { hours } = parseOrThrow(usageQuery, ctx.query);
-    const app = await deps.apps.require(appKey);
-    await deps.usage.flush();
-    const period = quotaPeriod();
-    const [row] = await deps.db
-      .select()
-      .from(appUsage)
-      .where(and(eq(appUsage.appId, app.id), eq(appUsage.period, period)));
-    ctx.body = success({
-      app_key: app.appKey,
-      hours: await deps.usage.read([app.appKey, ...(app.previousAppKey ? [app.previousAppKey] : [])], hours),
-      quota: { period, used: row?.challenges ?? 0, monthly_quota: describeApp(app).monthly_quota },
-    });
-  });
-
-  router.get('/admin/v1/usage', guard, async function usageOverview(ctx) {
-    const { hours } = parseOrThrow(usageQuery, ctx.query);
-    await deps.usage.flush();
-    const [apps, totals] = await Promise.all([deps.apps.list(), deps.usage.totals(hours)]);
-    const all: Record<string, number> = {};
-    const rows = apps.map((app) => {
-      const counts: Record<string, number> = {};
-      for (const key of [app.appKey, app.previousAppKey]) {
-        for (const [metric, n] of Object.entries((key && totals.get(key)) || {})) {
-          counts[metric] = (counts[metric] ?? 0) + n;
-          all[metric] = (all[metric] ?? 0) + n;
-        }
-      }
-      const view = describeApp(app);
-      return {
-        app_key: view.app_key,
-        name: view.name,
-        disabled: view.disabled,
-        test_mode: view.test_mode,
-        counts,
-      };
-    });
-    ctx.body = success({ hours, apps: rows, totals: all });
-  });
-
-  router.get('/admin/v1/risk/decisions', guard, function riskDecisions(ctx) {
-    const { app_key, limit } = parseOrThrow(decisionsQuery, ctx.query);
-    ctx.body = success({ decisions: deps.decisions.recent(limit, app_key) });
-  });
-
-  router.post('/admin/v1/risk/preview', guard, async function riskPreview(ctx) {
-    const body = readBody(ctx, previewBody);
-    const app = body.app_key ? await deps.apps.require(body.app_key) : undefined;
-    let policy = resolvePolicy(app?.riskPolicy);
-    if (body.risk_policy) {
-      const parsed = riskPolicy.safeParse(body.risk_policy);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw new GatehouseError('invalid_request', `risk_policy.${issue.path.join('.')}: ${issue.message}`);
-      }
-      policy = parsed.data;
-    }
-    // A fresh counter per preview: the visitor is judged as on a first request, whatever was previewed before.
-    const risk = await new RiskEngine(new MemoryVelocity(), reputation, deps.risk.datacenter).assess({
-      appId: `preview:${body.app_key ?? 'none'}`,
-      facts: {
-        ip: body.ip,
-        userAgent: body.user_agent,
-        acceptLanguage: body.accept_language,
-        secChUa: '',
-        secChUaMobile: '',
-        secChUaPlatform: '',
-        platform: body.platform,
+export const consoleAdminRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/admin/v1/apps/{appKey}/usage',
+    doc: {
+      summary: "An app's usage per hour (from the rollups) and this month's quota use, for the console",
+      security: adminAuth,
+      responses: {
+        '200': {
+          description:
+            'Counts per hour, oldest first (metric names: challenge.TIER, submit.solved|failed, validate.VERDICT, token.KIND)',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['app_key', 'hours', 'quota'],
+              properties: {
+                app_key: { type: 'string' },
+                hours: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['hour', 'counts'],
+                    properties: {
+                      hour: { type: 'string', format: 'date-time' },
+                      counts: { type: 'object', additionalProperties: { type: 'integer' } },
+                    },
+                  },
+                },
+                quota: {
+                  type: 'object',
+                  required: ['period', 'used', 'monthly_quota'],
+                  properties: {
+                    period: { type: 'string' },
+                    used: { type: 'integer' },
+                    monthly_quota: { type: 'integer' },
+                  },
+                },
+              },
+            }),
+          ),
+        },
+        ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable'),
       },
-      signals: body.signals,
-      policy,
-      serverToken: body.server_token,
-      attested: body.attested,
-    });
-    const tier = app?.testMode ? 'invisible' : risk.tier;
-    ctx.body = success({
-      score: risk.score,
-      tier,
-      test_mode: app?.testMode ?? false,
-      image_kinds: tier === 'invisible' || tier === 'reject' ? [] : policy.image_kinds,
-      reasons: risk.reasons,
-      policy,
-    });
-  });
-
-  router.get('/admin/v1/standby/status', guard, async function standbyStatus(ctx) {
-    const probe = async (role: string, url: string) => {
-      try {
-        const res = await fetch(`${url}/status`, { signal: AbortSignal.timeout(1500) });
-        if (!res.ok) return { role, url, reachable: true, state: `HTTP ${res.status}` };
-        const status = (await res.json()) as Record<string, unknown>;
-        return { role, url, reachable: true, ...status };
-      } catch {
-        return { role, url, reachable: false, state: 'unknown' };
-      }
-    };
-    const hosts = [
-      ...deps.config.standby.bypassUrls.map((u) => probe('bypass', u)),
-      ...deps.config.standby.fallbackUrls.map((u) => probe('fallback', u)),
-    ];
-    // The API's own store beside the hosts': the console says when outage tokens would be lost.
-    ctx.body = success({
-      hosts: await Promise.all(hosts),
-      ...(deps.standbyStore ? { api_store: deps.standbyStore } : {}),
-    });
-  });
-}
+    },
+    params: { appKey: appKeyParam },
+    query: usageQuery,
+    use: adminGuard,
+    handler: ({ deps }) =>
+      async function appUsageHours(_ctx, { params: { appKey }, query: { hours } }) {
+        const app = await deps.apps.require(appKey);
+        await deps.usage.flush();
+        const period = quotaPeriod();
+        const [row] = await deps.db
+          .select()
+          .from(appUsage)
+          .where(and(eq(appUsage.appId, app.id), eq(appUsage.period, period)));
+        return success({
+          app_key: app.appKey,
+          hours: await deps.usage.read(
+            [app.appKey, ...(app.previousAppKey ? [app.previousAppKey] : [])],
+            hours,
+          ),
+          quota: { period, used: row?.challenges ?? 0, monthly_quota: describeApp(app).monthly_quota },
+        });
+      },
+  }),
+  route({
+    method: 'get',
+    path: '/admin/v1/usage',
+    doc: {
+      summary:
+        "Every app's usage summed over the last hours, and the totals across apps, for the console's overview",
+      security: adminAuth,
+      responses: {
+        '200': {
+          description: 'Counts per app (current and previous key together) and in all',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['hours', 'apps', 'totals'],
+              properties: {
+                hours: { type: 'integer' },
+                apps: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['app_key', 'name', 'disabled', 'test_mode', 'counts'],
+                    properties: {
+                      app_key: { type: 'string' },
+                      name: { type: 'string' },
+                      disabled: { type: 'boolean' },
+                      test_mode: { type: 'boolean' },
+                      counts: { type: 'object', additionalProperties: { type: 'integer' } },
+                    },
+                  },
+                },
+                totals: { type: 'object', additionalProperties: { type: 'integer' } },
+              },
+            }),
+          ),
+        },
+        ...errors('invalid_request', 'unauthorized', 'database_unavailable'),
+      },
+    },
+    query: usageQuery,
+    use: adminGuard,
+    handler: ({ deps }) =>
+      async function usageOverview(_ctx, { query: { hours } }) {
+        await deps.usage.flush();
+        const [apps, totals] = await Promise.all([deps.apps.list(), deps.usage.totals(hours)]);
+        const all: Record<string, number> = {};
+        const rows = apps.map((app) => {
+          const counts: Record<string, number> = {};
+          for (const key of [app.appKey, app.previousAppKey]) {
+            for (const [metric, n] of Object.entries((key && totals.get(key)) || {})) {
+              counts[metric] = (counts[metric] ?? 0) + n;
+              all[metric] = (all[metric] ?? 0) + n;
+            }
+          }
+          const view = describeApp(app);
+          return {
+            app_key: view.app_key,
+            name: view.name,
+            disabled: view.disabled,
+            test_mode: view.test_mode,
+            counts,
+          };
+        });
+        return success({ hours, apps: rows, totals: all });
+      },
+  }),
+  route({
+    method: 'get',
+    path: '/admin/v1/risk/decisions',
+    doc: {
+      summary: "This instance's most recent risk decisions with their reasons, newest first",
+      security: adminAuth,
+      responses: {
+        '200': {
+          description: 'Decisions',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['decisions'],
+              properties: { decisions: { type: 'array', items: decision } },
+            }),
+          ),
+        },
+        ...errors('invalid_request', 'unauthorized'),
+      },
+    },
+    query: decisionsQuery,
+    use: adminGuard,
+    handler: ({ deps }) =>
+      function riskDecisions(_ctx, { query: { app_key, limit } }) {
+        return success({ decisions: deps.decisions.recent(limit, app_key) });
+      },
+  }),
+  route({
+    method: 'post',
+    path: '/admin/v1/risk/preview',
+    doc: {
+      summary:
+        "What a visitor would get under an app's policy (or a proposed one): score, tier, reasons; counts nothing",
+      security: adminAuth,
+      responses: {
+        '200': {
+          description: 'The decision the engine would take',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['score', 'tier', 'test_mode', 'image_kinds', 'reasons', 'policy'],
+              properties: {
+                score: { type: 'integer', minimum: 0, maximum: 100 },
+                tier: { enum: ['invisible', 'image', 'hard', 'reject'] },
+                test_mode: { type: 'boolean' },
+                image_kinds: { type: 'array', items: { type: 'string' } },
+                reasons: { type: 'array', items: { type: 'string' } },
+                policy: { type: 'object' },
+              },
+            }),
+          ),
+        },
+        ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable'),
+      },
+    },
+    body: previewBody,
+    use: adminGuard,
+    handler: ({ deps }) => {
+      const reputation = deps.config.reputationFile
+        ? Reputation.fromFile(deps.config.reputationFile)
+        : undefined;
+      return async function riskPreview(_ctx, { body }) {
+        const app = body.app_key ? await deps.apps.require(body.app_key) : undefined;
+        let policy = resolvePolicy(app?.riskPolicy);
+        if (body.risk_policy) {
+          const parsed = riskPolicy.safeParse(body.risk_policy);
+          if (!parsed.success) {
+            const issue = parsed.error.issues[0]!;
+            throw new GatehouseError(
+              'invalid_request',
+              `risk_policy.${issue.path.join('.')}: ${issue.message}`,
+            );
+          }
+          policy = parsed.data;
+        }
+        // A fresh counter per preview: the visitor is judged as on a first request, whatever was previewed before.
+        const risk = await new RiskEngine(new MemoryVelocity(), reputation, deps.risk.datacenter).assess({
+          appId: `preview:${body.app_key ?? 'none'}`,
+          facts: {
+            ip: body.ip,
+            userAgent: body.user_agent,
+            acceptLanguage: body.accept_language,
+            secChUa: '',
+            secChUaMobile: '',
+            secChUaPlatform: '',
+            platform: body.platform,
+          },
+          signals: body.signals,
+          policy,
+          serverToken: body.server_token,
+          attested: body.attested,
+        });
+        const tier = app?.testMode ? 'invisible' : risk.tier;
+        return success({
+          score: risk.score,
+          tier,
+          test_mode: app?.testMode ?? false,
+          image_kinds: tier === 'invisible' || tier === 'reject' ? [] : policy.image_kinds,
+          reasons: risk.reasons,
+          policy,
+        });
+      };
+    },
+  }),
+  route({
+    method: 'get',
+    path: '/admin/v1/standby/status',
+    doc: {
+      summary: "Each published standby host's own state (its /status); unreachable hosts are unknown",
+      security: adminAuth,
+      responses: {
+        '200': {
+          description: 'Hosts',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['hosts'],
+              properties: {
+                api_store: STANDBY_STORE,
+                hosts: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['role', 'url', 'reachable'],
+                    properties: {
+                      role: { type: 'string' },
+                      url: { type: 'string' },
+                      reachable: { type: 'boolean' },
+                    },
+                  },
+                },
+              },
+            }),
+          ),
+        },
+        ...errors('unauthorized'),
+      },
+    },
+    use: adminGuard,
+    handler: ({ deps }) =>
+      async function standbyStatus() {
+        const probe = async (role: string, url: string) => {
+          try {
+            const res = await fetch(`${url}/status`, { signal: AbortSignal.timeout(1500) });
+            if (!res.ok) return { role, url, reachable: true, state: `HTTP ${res.status}` };
+            const status = (await res.json()) as Record<string, unknown>;
+            return { role, url, reachable: true, ...status };
+          } catch {
+            return { role, url, reachable: false, state: 'unknown' };
+          }
+        };
+        const hosts = [
+          ...deps.config.standby.bypassUrls.map((u) => probe('bypass', u)),
+          ...deps.config.standby.fallbackUrls.map((u) => probe('fallback', u)),
+        ];
+        // The API's own store beside the hosts': the console says when outage tokens would be lost.
+        return success({
+          hosts: await Promise.all(hosts),
+          ...(deps.standbyStore ? { api_store: deps.standbyStore } : {}),
+        });
+      },
+  }),
+];

@@ -1,4 +1,5 @@
 import { GatehouseError } from '@gatehouse/core/errors';
+import { answerOf } from '@gatehouse/core/http';
 import type { Middleware } from 'koa';
 import type { UsageRollup } from './usage.ts';
 
@@ -25,7 +26,7 @@ export function usageObserver(usage: UsageRollup): Middleware {
       for (const metric of metricsOf(route, outcome, body)) usage.record(appKey, metric);
     }
   };
-  // Handlers on next()'s promise rather than an async frame per request (issue 14).
+  // Handlers on next()'s promise rather than an async frame per request.
   return function usageObserver(ctx, next) {
     const path = ctx.path;
     const route = ctx.method !== 'POST' ? '' : path.endsWith('/') ? path.replace(/\/+$/, '') : path;
@@ -33,7 +34,7 @@ export function usageObserver(usage: UsageRollup): Middleware {
       return next();
     }
     return next().then(
-      () => observe(ctx, route, ctx.body as Envelope),
+      () => observe(ctx, route, answerOf(ctx) as Envelope | undefined),
       (error: unknown) => {
         observe(ctx, route, error instanceof GatehouseError ? { code: -1, error: error.code } : undefined);
         throw error;

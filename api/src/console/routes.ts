@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { GatehouseError } from '@gatehouse/core/errors';
-import type Router from '@koa/router';
+import { type Route, route } from '../route-table.ts';
 import { type MemoryFile, memoryFile, sendMemoryFile, sendPage } from '../routes/pages.ts';
 
 /**
@@ -64,13 +64,25 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-export function consoleRoutes(router: Router): void {
-  router.get('/console', function consolePage(ctx) {
-    sendPage(ctx, PAGE);
-  });
-  router.get('/console/assets/:file', async function consoleAsset(ctx) {
-    const file = (await consoleAssets()).get(ctx.params.file ?? '');
-    if (!file) throw new GatehouseError('not_found');
-    sendMemoryFile(ctx, file, 'no-cache');
-  });
-}
+export const consoleRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/console',
+    doc: false,
+    handler: () =>
+      function consolePage(ctx) {
+        sendPage(ctx, PAGE);
+      },
+  }),
+  route({
+    method: 'get',
+    path: '/console/assets/{file}',
+    doc: false,
+    handler: () =>
+      async function consoleAsset(ctx) {
+        const file = (await consoleAssets()).get(ctx.params.file ?? '');
+        if (!file) throw new GatehouseError('not_found');
+        sendMemoryFile(ctx, file, 'no-cache');
+      },
+  }),
+];

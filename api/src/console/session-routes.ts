@@ -1,9 +1,8 @@
 import { GatehouseError, success } from '@gatehouse/core/errors';
-import { readBody } from '@gatehouse/core/http';
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
+import { bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
+import { type Route, route } from '../route-table.ts';
 import { isAdminToken } from '../routes/admin.ts';
 import {
   clearSessionCookie,
@@ -14,6 +13,22 @@ import {
 import type { ConsoleSession } from './sessions.ts';
 
 export const signInBody = z.object({ admin_token: z.string().max(1024) }).strict();
+
+const session = {
+  type: 'object',
+  required: ['csrf_token', 'expires_at', 'idle_expires_at'],
+  properties: {
+    csrf_token: { type: 'string' },
+    expires_at: { type: 'string', format: 'date-time', description: 'The end, whatever the activity' },
+    idle_expires_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'The end if no request comes before (each request moves it)',
+    },
+  },
+};
+
+const noStore = (ctx: Context) => ctx.set('Cache-Control', 'no-store');
 
 const ENDED = 'No console session: sign in with the admin token.';
 
@@ -31,38 +46,93 @@ function describe(session: ConsoleSession) {
  * admin token, the path being under /admin/), GET says whether the cookie's session is live and gives
  * the page its CSRF token again after a reload, DELETE signs out (the session ends on every instance).
  */
-export function consoleSessionRoutes(router: Router, deps: Deps): void {
-  const sessions = deps.consoleSessions;
-  const noStore = (ctx: Context) => ctx.set('Cache-Control', 'no-store');
-
-  router.post('/admin/v1/session', async function signIn(ctx) {
-    const { admin_token } = readBody(ctx, signInBody);
-    if (!isAdminToken(admin_token, deps.adminToken)) throw new GatehouseError('unauthorized');
-    // A new id at every sign-in: a cookie planted before it never becomes a signed-in session.
-    const previous = sessionCookie(ctx);
-    if (previous !== undefined) await sessions.revoke(previous);
-    const session = await sessions.open();
-    setSessionCookie(ctx, session, sessions.limits.absoluteSeconds);
-    noStore(ctx);
-    ctx.status = 201;
-    ctx.body = success(describe(session));
-  });
-
-  router.get('/admin/v1/session', async function currentSession(ctx) {
-    const id = sessionCookie(ctx);
-    if (id === undefined) throw new GatehouseError('unauthorized', ENDED);
-    const session = await requireConsoleSession(ctx, sessions, id);
-    noStore(ctx);
-    ctx.body = success(describe(session));
-  });
-
-  router.delete('/admin/v1/session', async function signOut(ctx) {
-    const id = sessionCookie(ctx);
-    if (id === undefined) throw new GatehouseError('unauthorized', ENDED);
-    await requireConsoleSession(ctx, sessions, id);
-    await sessions.revoke(id);
-    clearSessionCookie(ctx);
-    noStore(ctx);
-    ctx.body = success({ signed_out: true });
-  });
-}
+export const consoleSessionRoutes: Route[] = [
+  route({
+    method: 'post',
+    path: '/admin/v1/session',
+    doc: {
+      summary: "The console's sign-in: exchanges the admin token for a session cookie",
+      description:
+        "Sets an HttpOnly, SameSite=Strict cookie (`__Host-gatehouse_console`, Secure, over HTTPS; `gatehouse_console` over plain HTTP) that the admin API accepts in place of the bearer token. A request signed in by the cookie that changes something must carry the session's `csrf_token` in `X-CSRF-Token`. The session ends at sign-out, after 30 minutes without a request, 12 hours after sign-in, or when the admin token changes. A wrong token counts as a failed admin authentication.",
+      security: [],
+      responses: {
+        '201': { description: 'Signed in', ...json(ok(session)) },
+        ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
+      },
+    },
+    body: signInBody,
+    handler: ({ deps }) =>
+      async function signIn(ctx, { body: { admin_token } }) {
+        const sessions = deps.consoleSessions;
+        if (!isAdminToken(admin_token, deps.adminToken)) throw new GatehouseError('unauthorized');
+        // A new id at every sign-in: a cookie planted before it never becomes a signed-in session.
+        const previous = sessionCookie(ctx);
+        if (previous !== undefined) await sessions.revoke(previous);
+        const session = await sessions.open();
+        setSessionCookie(ctx, session, sessions.limits.absoluteSeconds);
+        noStore(ctx);
+        ctx.status = 201;
+        return success(describe(session));
+      },
+  }),
+  route({
+    method: 'get',
+    path: '/admin/v1/session',
+    doc: {
+      summary: "The cookie's console session, with its CSRF token (401 when there is none or it ended)",
+      security: [],
+      responses: {
+        '200': { description: 'Signed in', ...json(ok(session)) },
+        ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
+      },
+    },
+    handler: ({ deps }) =>
+      async function currentSession(ctx) {
+        const id = sessionCookie(ctx);
+        if (id === undefined) throw new GatehouseError('unauthorized', ENDED);
+        const session = await requireConsoleSession(ctx, deps.consoleSessions, id);
+        noStore(ctx);
+        return success(describe(session));
+      },
+  }),
+  route({
+    method: 'delete',
+    path: '/admin/v1/session',
+    doc: {
+      summary: "Signs the console out: the cookie's session ends on every instance (needs X-CSRF-Token)",
+      security: [],
+      parameters: [
+        {
+          name: 'X-CSRF-Token',
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+          description: 'The csrf_token of the session',
+        },
+      ],
+      responses: {
+        '200': {
+          description: 'Signed out',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['signed_out'],
+              properties: { signed_out: { const: true } },
+            }),
+          ),
+        },
+        ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
+      },
+    },
+    handler: ({ deps }) =>
+      async function signOut(ctx) {
+        const id = sessionCookie(ctx);
+        if (id === undefined) throw new GatehouseError('unauthorized', ENDED);
+        await requireConsoleSession(ctx, deps.consoleSessions, id);
+        await deps.consoleSessions.revoke(id);
+        clearSessionCookie(ctx);
+        noStore(ctx);
+        return success({ signed_out: true });
+      },
+  }),
+];

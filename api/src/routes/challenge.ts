@@ -1,42 +1,162 @@
 import { success } from '@gatehouse/core/errors';
-import { openCors, readBody } from '@gatehouse/core/http';
-import type Router from '@koa/router';
+import { openCors } from '@gatehouse/core/http';
 import { alternativeBody, requestAlternative } from '../challenges/alternative.ts';
 import { initBody, initChallenge } from '../challenges/init.ts';
 import { submitBody, submitChallenge } from '../challenges/submit.ts';
-import type { Deps } from '../deps.ts';
+import { bodyErrors, challengeStart, errors, json, ok } from '../openapi-schemas.ts';
+import { type Route, route } from '../route-table.ts';
+
+const retryAfter = {
+  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+};
 
 /**
  * The end-user half: called by the widget from the integrator's pages on any origin, with only the public
  * app key, so CORS is open and no credentials are ever involved.
  */
-export function challengeRoutes(router: Router, deps: Deps): void {
-  router.options('/v1/challenge/:step', openCors, function preflight(ctx) {
-    ctx.status = 204;
-  });
-  router.post('/v1/challenge/init', openCors, async function init(ctx) {
-    const body = readBody(ctx, initBody);
-    // The parsed body is this request's own: completed in place rather than copied.
-    if (body.referer === undefined) {
-      const referer = ctx.get('Referer');
-      if (referer) body.referer = referer;
-    }
-    ctx.body = success(
-      await initChallenge(deps, body, {
-        ip: ctx.ip,
-        origin: ctx.get('Origin') || undefined,
-        userAgent: ctx.get('User-Agent'),
-        acceptLanguage: ctx.get('Accept-Language'),
-        secChUa: ctx.get('Sec-CH-UA'),
-        secChUaMobile: ctx.get('Sec-CH-UA-Mobile'),
-        secChUaPlatform: ctx.get('Sec-CH-UA-Platform'),
-      }),
-    );
-  });
-  router.post('/v1/challenge/alternative', openCors, async function alternative(ctx) {
-    ctx.body = success(await requestAlternative(deps, readBody(ctx, alternativeBody), ctx.ip));
-  });
-  router.post('/v1/challenge/submit', openCors, async function submit(ctx) {
-    ctx.body = success(await submitChallenge(deps, readBody(ctx, submitBody)));
-  });
-}
+export const challengeRoutes: Route[] = [
+  route({
+    method: 'options',
+    path: '/v1/challenge/{step}',
+    doc: false,
+    use: () => [openCors],
+    handler: () =>
+      function preflight(ctx) {
+        ctx.status = 204;
+      },
+  }),
+  route({
+    method: 'post',
+    path: '/v1/challenge/init',
+    hot: true,
+    doc: {
+      summary:
+        'Start a challenge (called by the widget, public app key only). Scored here; the tier is chosen server-side. See docs/protocol.md.',
+      responses: {
+        '200': {
+          description: 'A challenge, or a dg_ token when the quota is exhausted',
+          ...json(ok(challengeStart)),
+        },
+        ...errors(
+          ...bodyErrors,
+          'invalid_app_key',
+          'app_disabled',
+          'domain_not_allowed',
+          'server_token_required',
+          'server_token_invalid',
+          'server_token_expired',
+          'server_token_exhausted',
+          'server_token_action_mismatch',
+          'server_token_binding_mismatch',
+          'request_rejected',
+          'rate_limited',
+          'database_unavailable',
+          // An image challenge asked for faster than the workers draw them is shed, with Retry-After.
+          'service_unavailable',
+        ),
+      },
+    },
+    body: initBody,
+    use: () => [openCors],
+    handler: ({ deps }) =>
+      async function init(ctx, { body }) {
+        // The parsed body is this request's own: completed in place rather than copied.
+        if (body.referer === undefined) {
+          const referer = ctx.get('Referer');
+          if (referer) body.referer = referer;
+        }
+        return success(
+          await initChallenge(deps, body, {
+            ip: ctx.ip,
+            origin: ctx.get('Origin') || undefined,
+            userAgent: ctx.get('User-Agent'),
+            acceptLanguage: ctx.get('Accept-Language'),
+            secChUa: ctx.get('Sec-CH-UA'),
+            secChUaMobile: ctx.get('Sec-CH-UA-Mobile'),
+            secChUaPlatform: ctx.get('Sec-CH-UA-Platform'),
+          }),
+        );
+      },
+  }),
+  route({
+    method: 'post',
+    path: '/v1/challenge/alternative',
+    doc: {
+      summary:
+        'The accessible alternative to an image challenge: a longer proof-of-work instead of the picture, one per challenge, limited per address and hour (docs/accessibility.md). Submit its solution with the original challenge as answer: {alternative: ticket, pow: solution}.',
+      responses: {
+        '200': {
+          description: 'The sealed ticket and its puzzle',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['ticket', 'pow', 'seconds', 'expires_in'],
+              properties: {
+                ticket: { type: 'string' },
+                pow: { type: 'object', description: 'Proof-of-work puzzle (core/src/pow).' },
+                seconds: { type: 'number', description: 'Expected solve time of one browser core' },
+                expires_in: { type: 'integer' },
+              },
+              additionalProperties: false,
+            }),
+          ),
+        },
+        ...errors(
+          ...bodyErrors,
+          'invalid_app_key',
+          'app_disabled',
+          'challenge_not_found',
+          'challenge_expired',
+          'database_unavailable',
+        ),
+        '429': { ...errors('rate_limited')['429'], headers: retryAfter },
+      },
+    },
+    body: alternativeBody,
+    use: () => [openCors],
+    handler: ({ deps }) =>
+      async function alternative(ctx, { body }) {
+        return success(await requestAlternative(deps, body, ctx.ip));
+      },
+  }),
+  route({
+    method: 'post',
+    path: '/v1/challenge/submit',
+    doc: {
+      summary:
+        'Submit the proof-of-work solution and/or the image answer; one solved challenge yields one pass token.',
+      responses: {
+        '200': {
+          description: 'The pass token',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['pass_token', 'challenge_id', 'expires_in'],
+              properties: {
+                pass_token: { type: 'string', pattern: '^pt_' },
+                challenge_id: { type: 'string', pattern: '^ch_' },
+                expires_in: { type: 'integer' },
+              },
+              additionalProperties: false,
+            }),
+          ),
+        },
+        ...errors(
+          ...bodyErrors,
+          'invalid_app_key',
+          'app_disabled',
+          'challenge_not_found',
+          'challenge_expired',
+          'invalid_answer',
+          'database_unavailable',
+        ),
+      },
+    },
+    body: submitBody,
+    use: () => [openCors],
+    handler: ({ deps }) =>
+      async function submit(_ctx, { body }) {
+        return success(await submitChallenge(deps, body));
+      },
+  }),
+];

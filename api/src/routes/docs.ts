@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { GatehouseError } from '@gatehouse/core/errors';
-import type Router from '@koa/router';
+import { type Route, route } from '../route-table.ts';
 import { type MemoryFile, memoryFile, sendMemoryFile, sendPage } from './pages.ts';
 
 /**
@@ -100,20 +100,32 @@ const PAGE = `<!doctype html>
 
 const loaded = new Map<string, MemoryFile>();
 
-export function docsRoutes(router: Router): void {
-  router.get('/docs', function docs(ctx) {
-    // Swagger UI's icons are data: SVGs in its stylesheet.
-    sendPage(ctx, PAGE, { imgData: true });
-  });
-  router.get('/docs/assets/:file', function docsAsset(ctx) {
-    const name = ctx.params.file ?? '';
-    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
-    if (!asset) throw new GatehouseError('not_found');
-    let file = loaded.get(name);
-    if (!file) {
-      file = memoryFile(asset.load(), asset.type);
-      loaded.set(name, file);
-    }
-    sendMemoryFile(ctx, file, 'public, max-age=3600');
-  });
-}
+export const docsRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/docs',
+    doc: false,
+    handler: () =>
+      function docs(ctx) {
+        // Swagger UI's icons are data: SVGs in its stylesheet.
+        sendPage(ctx, PAGE, { imgData: true });
+      },
+  }),
+  route({
+    method: 'get',
+    path: '/docs/assets/{file}',
+    doc: false,
+    handler: () =>
+      function docsAsset(ctx) {
+        const name = ctx.params.file ?? '';
+        const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+        if (!asset) throw new GatehouseError('not_found');
+        let file = loaded.get(name);
+        if (!file) {
+          file = memoryFile(asset.load(), asset.type);
+          loaded.set(name, file);
+        }
+        sendMemoryFile(ctx, file, 'public, max-age=3600');
+      },
+  }),
+];

@@ -1,23 +1,74 @@
-import type Router from '@koa/router';
-import type { DatabaseHealth } from '../database-health.ts';
-import type { Deps } from '../deps.ts';
+import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
+import { errors, json } from '../openapi-schemas.ts';
+import { type Route, route } from '../route-table.ts';
 
 /** Liveness (the process answers), readiness (the database answers) and Prometheus metrics. */
-export function healthRoutes(router: Router, deps: Deps, database: DatabaseHealth): void {
-  router.get('/healthz', function healthz(ctx) {
-    ctx.body = { status: 'ok' };
-  });
-  router.get('/readyz', async function readyz(ctx) {
-    // Fails with 503 database_unavailable, so the standby takes over; logged once per state change.
-    await database.ping();
-    ctx.body = {
-      status: 'ready',
-      database: deps.database.kind,
-      ...(deps.standbyStore ? { standby_store: deps.standbyStore } : {}),
-    };
-  });
-  router.get('/metrics', async function metrics(ctx) {
-    ctx.type = deps.metrics.registry.contentType;
-    ctx.body = await deps.metrics.registry.metrics();
-  });
-}
+export const healthRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/healthz',
+    doc: {
+      summary: 'Liveness',
+      responses: {
+        '200': {
+          description: 'Alive',
+          ...json({
+            type: 'object',
+            required: ['status'],
+            properties: { status: { const: 'ok' } },
+            additionalProperties: false,
+          }),
+        },
+      },
+    },
+    handler: () =>
+      function healthz() {
+        return { status: 'ok' };
+      },
+  }),
+  route({
+    method: 'get',
+    path: '/readyz',
+    doc: {
+      description:
+        'standby_store.warning: a configuration that loses outage tokens after a recovery (STANDBY_STORE_URL unset while standby hosts are published); not a reason to be unready.',
+      summary: 'Readiness: the database answers',
+      responses: {
+        '200': {
+          description: 'Ready',
+          ...json({
+            type: 'object',
+            required: ['status', 'database'],
+            properties: {
+              status: { const: 'ready' },
+              database: { enum: ['pglite', 'postgres'] },
+              standby_store: STANDBY_STORE,
+            },
+            additionalProperties: false,
+          }),
+        },
+        ...errors('database_unavailable'),
+      },
+    },
+    handler: ({ deps, databaseHealth }) =>
+      async function readyz() {
+        // Fails with 503 database_unavailable, so the standby takes over; logged once per state change.
+        await databaseHealth.ping();
+        return {
+          status: 'ready',
+          database: deps.database.kind,
+          ...(deps.standbyStore ? { standby_store: deps.standbyStore } : {}),
+        };
+      },
+  }),
+  route({
+    method: 'get',
+    path: '/metrics',
+    doc: { summary: 'Prometheus metrics', responses: { '200': { description: 'Metrics text' } } },
+    handler: ({ deps }) =>
+      async function metrics(ctx) {
+        ctx.type = deps.metrics.registry.contentType;
+        ctx.body = await deps.metrics.registry.metrics();
+      },
+  }),
+];

@@ -1,9 +1,32 @@
-import type Router from '@koa/router';
+import { json } from '../openapi-schemas.ts';
+import { type Route, route } from '../route-table.ts';
 
-export function openapiRoutes(router: Router): void {
-  // Built on the first request, not at start-up: every endpoint's zod schemas turned into JSON Schema held
-  // ~5 MiB of every replica's resident memory from the start, for a document few of them serve (issue 14).
-  router.get('/openapi.json', async function openapi(ctx) {
-    ctx.body = (await import('../openapi.ts')).openapiDocument;
-  });
-}
+export const openapiRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/openapi.json',
+    doc: {
+      summary: 'This document',
+      responses: {
+        '200': {
+          description: 'OpenAPI 3.1',
+          ...json({
+            type: 'object',
+            required: ['openapi', 'info', 'paths'],
+            properties: {
+              openapi: { type: 'string' },
+              info: { type: 'object' },
+              paths: { type: 'object' },
+            },
+          }),
+        },
+      },
+    },
+    handler: () =>
+      // Built on the first request, not at start-up: every endpoint's zod schemas turned into JSON Schema
+      // would sit in every replica's resident memory from the start, for a document few of them serve.
+      async function openapi() {
+        return (await import('../openapi.ts')).openapiDocument;
+      },
+  }),
+];

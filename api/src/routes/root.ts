@@ -1,5 +1,5 @@
 import { success } from '@gatehouse/core/errors';
-import type Router from '@koa/router';
+import { type Route, route } from '../route-table.ts';
 import { sendPage, styleHash } from './pages.ts';
 
 /** Where a person (or a script) starting from the API's address goes next. */
@@ -42,17 +42,23 @@ ${LINKS.map(([, href, label]) => `<li><a href="${href}">${label}</a> <code>${hre
  * GET /: a small page for a browser, or for `Accept: application/json` (and anything that does not
  * prefer HTML, such as curl's `*\/*`) the same links as JSON.
  */
-export function rootRoutes(router: Router): void {
-  router.get('/', function root(ctx) {
-    ctx.vary('Accept');
-    if (ctx.accepts('json', 'html') === 'html') {
-      sendPage(ctx, PAGE, { styleHashes: [styleHash(CSS)] });
-      return;
-    }
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.body = success({
-      service: 'gatehouse',
-      links: Object.fromEntries(LINKS.map(([name, href]) => [name, href])),
-    });
-  });
-}
+export const rootRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/',
+    doc: false,
+    handler: () =>
+      function root(ctx) {
+        ctx.vary('Accept');
+        if (ctx.accepts('json', 'html') === 'html') {
+          sendPage(ctx, PAGE, { styleHashes: [styleHash(CSS)] });
+          return;
+        }
+        ctx.set('Cache-Control', 'no-cache');
+        return success({
+          service: 'gatehouse',
+          links: Object.fromEntries(LINKS.map(([name, href]) => [name, href])),
+        });
+      },
+  }),
+];

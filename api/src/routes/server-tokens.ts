@@ -1,25 +1,60 @@
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
-import { readBody } from '@gatehouse/core/http';
-import type Router from '@koa/router';
 import { authenticateApp } from '../apps/authenticate.ts';
 import { effectivePlan } from '../apps/plans.ts';
-import type { Deps } from '../deps.ts';
+import { appAuth, appAuthErrors, bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
+import { type Route, route } from '../route-table.ts';
 import { issueServerToken, issueServerTokenBody } from '../tokens/server-tokens.ts';
 
 /** POST /v1/server/challenge/issue: form-urlencoded (the spec) or JSON (what public SDKs send). */
-export function serverTokenRoutes(router: Router, deps: Deps): void {
-  router.post('/v1/server/challenge/issue', authenticateApp(deps.apps), async function issue(ctx) {
-    const body = readBody(ctx, issueServerTokenBody, ['form', 'json']);
-    const app = ctx.state.app as App;
-    const decision = await deps.issuanceLimiter.take(app.id, effectivePlan(app).issuance);
-    if (!decision.allowed) {
-      deps.metrics.rateLimited.inc({ limit: 'server_token_issuance' });
-      throw new GatehouseError('rate_limit_exceeded', undefined, {
-        'Retry-After': String(decision.retryAfterSeconds),
-      });
-    }
-    ctx.body = success(await issueServerToken(deps.db, deps.keys, app, body));
-    deps.metrics.serverTokensIssued.inc();
-  });
-}
+export const serverTokenRoutes: Route[] = [
+  route({
+    method: 'post',
+    path: '/v1/server/challenge/issue',
+    doc: {
+      summary: 'Issue a server token (sct_) for challenge initialization. Server-to-server.',
+      security: appAuth,
+      responses: {
+        '200': {
+          description: 'The server token',
+          ...json(
+            ok({
+              type: 'object',
+              required: ['server_token', 'expires_in', 'issued_at'],
+              properties: {
+                server_token: { type: 'string', pattern: '^sct_' },
+                expires_in: { type: 'integer' },
+                issued_at: { type: 'integer', description: 'Unix seconds' },
+              },
+              additionalProperties: false,
+            }),
+          ),
+        },
+        ...errors(...bodyErrors, ...appAuthErrors, 'database_unavailable'),
+        '429': {
+          ...errors('rate_limit_exceeded', 'rate_limited')['429'],
+          headers: {
+            'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+          },
+        },
+      },
+    },
+    body: issueServerTokenBody,
+    bodyTypes: ['form', 'json'],
+    use: ({ deps }) => [authenticateApp(deps.apps)],
+    handler: ({ deps }) =>
+      async function issue(ctx, { body }) {
+        const app = ctx.state.app as App;
+        const decision = await deps.issuanceLimiter.take(app.id, effectivePlan(app).issuance);
+        if (!decision.allowed) {
+          deps.metrics.rateLimited.inc({ limit: 'server_token_issuance' });
+          throw new GatehouseError('rate_limit_exceeded', undefined, {
+            'Retry-After': String(decision.retryAfterSeconds),
+          });
+        }
+        const answer = success(await issueServerToken(deps.db, deps.keys, app, body));
+        deps.metrics.serverTokensIssued.inc();
+        return answer;
+      },
+  }),
+];

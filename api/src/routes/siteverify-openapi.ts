@@ -1,5 +1,6 @@
 import type { Vendor } from '@gatehouse/standby/siteverify';
-import { SITEVERIFY_PATHS } from './siteverify.ts';
+import { bodyErrors, errors } from '../openapi-schemas.ts';
+import type { RouteDoc } from '../route-table.ts';
 
 /*
  * The siteverify-compatible endpoints in the OpenAPI document. Their request bodies are described, not
@@ -59,48 +60,44 @@ const FIELDS_DESCRIPTION =
   'secret (the app secret), response (the token), and optionally remoteip, idempotency_key, sitekey (hCaptcha): docs/protocol.md.';
 const fields = { schema: {} };
 
-/** The three paths, for `paths` of the document; `bodyErrors` are the envelope answers of the body parser. */
-export function siteverifyPaths(bodyErrors: Record<string, object>): Record<string, object> {
-  const out: Record<string, object> = {};
-  const envelope503 = (bodyErrors['503'] as { content?: { 'application/json'?: { schema?: object } } })
+/** The document's operation for one vendor's siteverify path. */
+export function siteverifyDoc(vendor: Vendor): RouteDoc {
+  // The envelope answers of the body parser and of a database loss.
+  const envelopes = errors(...bodyErrors, 'database_unavailable');
+  const envelope503 = (envelopes['503'] as { content?: { 'application/json'?: { schema?: object } } })
     ?.content?.['application/json']?.schema;
-  for (const [vendor, path] of Object.entries(SITEVERIFY_PATHS) as [Vendor, string][]) {
-    const vendorJson = { content: { 'application/json': { schema: answer(vendor) } } };
-    out[path] = {
-      post: {
-        summary: `Siteverify-compatible with ${TITLES[vendor]}: the vendor's request and answer, Gatehouse's validation.`,
-        // Not required either: a missing body is answered in-band (`missing-input-secret`), as the vendors do.
-        requestBody: {
-          description: FIELDS_DESCRIPTION,
-          required: false,
-          content: {
-            'application/x-www-form-urlencoded': fields,
-            'multipart/form-data': fields,
-            'application/json': fields,
-          },
-        },
-        responses: {
-          ...bodyErrors,
-          // Refused before the fields are read, still in the vendor's shape (bad-request).
-          '400': { description: 'A body that does not parse, or a NUL in a field', ...vendorJson },
-          '413': { description: 'A body over the limit', ...vendorJson },
-          '415': { description: 'A media type or charset not read', ...vendorJson },
-          '200': {
-            description: "The vendor's answer: success, or success false with error-codes",
-            ...vendorJson,
-          },
-          '500': { description: 'Gatehouse failed (success false)', ...vendorJson },
-          '503': {
-            description: 'Gatehouse cannot validate now: success false, or the envelope of a database loss',
-            content: {
-              'application/json': {
-                schema: { oneOf: [answer(vendor), ...(envelope503 ? [envelope503] : [])] },
-              },
-            },
+  const vendorJson = { content: { 'application/json': { schema: answer(vendor) } } };
+  return {
+    summary: `Siteverify-compatible with ${TITLES[vendor]}: the vendor's request and answer, Gatehouse's validation.`,
+    // Not required either: a missing body is answered in-band (`missing-input-secret`), as the vendors do.
+    requestBody: {
+      description: FIELDS_DESCRIPTION,
+      required: false,
+      content: {
+        'application/x-www-form-urlencoded': fields,
+        'multipart/form-data': fields,
+        'application/json': fields,
+      },
+    },
+    responses: {
+      ...envelopes,
+      // Refused before the fields are read, still in the vendor's shape (bad-request).
+      '400': { description: 'A body that does not parse, or a NUL in a field', ...vendorJson },
+      '413': { description: 'A body over the limit', ...vendorJson },
+      '415': { description: 'A media type or charset not read', ...vendorJson },
+      '200': {
+        description: "The vendor's answer: success, or success false with error-codes",
+        ...vendorJson,
+      },
+      '500': { description: 'Gatehouse failed (success false)', ...vendorJson },
+      '503': {
+        description: 'Gatehouse cannot validate now: success false, or the envelope of a database loss',
+        content: {
+          'application/json': {
+            schema: { oneOf: [answer(vendor), ...(envelope503 ? [envelope503] : [])] },
           },
         },
       },
-    };
-  }
-  return out;
+    },
+  };
 }

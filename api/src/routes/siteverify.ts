@@ -14,11 +14,12 @@ import {
   type Vendor,
   vendorAnswer,
 } from '@gatehouse/standby/siteverify';
-import type Router from '@koa/router';
 import { keyNamesApp } from '../apps/repository.ts';
 import { findAppBySecret } from '../apps/secret-lookup.ts';
 import { unavailable } from '../database-health.ts';
 import type { Deps } from '../deps.ts';
+import { type Route, route } from '../route-table.ts';
+import { siteverifyDoc } from './siteverify-openapi.ts';
 import { checkToken } from './validate.ts';
 
 export { SITEVERIFY_PATHS };
@@ -30,46 +31,59 @@ export { SITEVERIFY_PATHS };
  * answer them; only a failure of Gatehouse itself is a 5xx (with `success: false`, so nothing fails open).
  * The standby's fallback role serves the same paths (standby/src/siteverify/routes.ts).
  */
-export function siteverifyRoutes(router: Router, deps: Deps): void {
-  for (const [vendor, path] of Object.entries(SITEVERIFY_PATHS) as [Vendor, string][]) {
-    router.post(path, async function siteverify(ctx) {
-      let outcome: Outcome;
-      const fields = await readFields(ctx, deps.config.bodyLimitBytes);
-      if (fields && nulIn(fields)) {
-        throw new GatehouseError('invalid_request', 'A field must not contain a NUL character (\\u0000).');
-      }
-      try {
-        outcome = await verify(deps, vendor, fields);
-      } catch (thrown) {
-        // A lost database answers 503 database_unavailable with Retry-After, logged once elsewhere.
-        const error = isDatabaseUnavailable(thrown) ? unavailable() : thrown;
-        if (!(error instanceof GatehouseError) || error.status >= 500 || error.status === 429) {
-          if (!(error instanceof GatehouseError)) {
-            deps.logger.error({ err: error, path: ctx.path }, 'siteverify failed');
+export const siteverifyRoutes: Route[] = (Object.entries(SITEVERIFY_PATHS) as [Vendor, string][]).flatMap(
+  ([vendor, path]) => [
+    route({
+      method: 'post',
+      path,
+      doc: siteverifyDoc(vendor),
+      handler: ({ deps }) =>
+        async function siteverify(ctx) {
+          let outcome: Outcome;
+          const fields = await readFields(ctx, deps.config.bodyLimitBytes);
+          if (fields && nulIn(fields)) {
+            throw new GatehouseError(
+              'invalid_request',
+              'A field must not contain a NUL character (\\u0000).',
+            );
           }
-          const status = error instanceof GatehouseError ? error.status : 500;
-          ctx.status = status;
-          if (error instanceof GatehouseError) ctx.set(error.headers);
-          ctx.body = vendorAnswer(vendor, { ok: false, problems: ['internal-error'] });
-          return;
-        }
-        outcome = { ok: false, problems: [problemFor(error.code)] };
-      }
-      ctx.status = 200;
-      ctx.body = vendorAnswer(vendor, outcome);
-    });
+          try {
+            outcome = await verify(deps, vendor, fields);
+          } catch (thrown) {
+            // A lost database answers 503 database_unavailable with Retry-After, logged once elsewhere.
+            const error = isDatabaseUnavailable(thrown) ? unavailable() : thrown;
+            if (!(error instanceof GatehouseError) || error.status >= 500 || error.status === 429) {
+              if (!(error instanceof GatehouseError)) {
+                deps.logger.error({ err: error, path: ctx.path }, 'siteverify failed');
+              }
+              ctx.status = error instanceof GatehouseError ? error.status : 500;
+              if (error instanceof GatehouseError) ctx.set(error.headers);
+              return vendorAnswer(vendor, { ok: false, problems: ['internal-error'] });
+            }
+            outcome = { ok: false, problems: [problemFor(error.code)] };
+          }
+          ctx.status = 200;
+          return vendorAnswer(vendor, outcome);
+        },
+    }),
     // Only POST, whatever else shares the path's prefix (the Turnstile script is GET /turnstile/v0/:file):
     // OPTIONS says so, any other method is 405.
-    router.all(path, function onlyPost(ctx) {
-      if (ctx.method !== 'OPTIONS') {
-        throw new GatehouseError('method_not_allowed', undefined, { Allow: 'POST' });
-      }
-      ctx.set('Allow', 'POST');
-      ctx.status = 200;
-      ctx.body = '';
-    });
-  }
-}
+    route({
+      method: 'all',
+      path,
+      doc: false,
+      handler: () =>
+        function onlyPost(ctx) {
+          if (ctx.method !== 'OPTIONS') {
+            throw new GatehouseError('method_not_allowed', undefined, { Allow: 'POST' });
+          }
+          ctx.set('Allow', 'POST');
+          ctx.status = 200;
+          ctx.body = '';
+        },
+    }),
+  ],
+);
 
 /** 1. the fields, 2. the app from the secret alone, 3. hCaptcha's sitekey, 4. Gatehouse's validation. */
 async function verify(deps: Deps, vendor: Vendor, fields: Record<string, unknown> | null): Promise<Outcome> {

@@ -1,14 +1,25 @@
 import type { App } from '@gatehouse/core/db/schema';
-import { GatehouseError, success } from '@gatehouse/core/errors';
-import { readBody } from '@gatehouse/core/http';
+import { GatehouseError, success, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
 import { ipAddressSchema } from '@gatehouse/core/ip';
 import { validateOfflineToken } from '@gatehouse/core/offline-validation';
 import { MAX_TOKEN_LENGTH, tokenKind } from '@gatehouse/core/tokens';
-import type Router from '@koa/router';
 import { z } from 'zod';
 import { authenticateApp } from '../apps/authenticate.ts';
 import type { Deps } from '../deps.ts';
 import { labelledChildren } from '../metrics.ts';
+import {
+  appAuth,
+  appAuthErrors,
+  bodyErrors,
+  degradedVerdict,
+  errorEnvelope,
+  errors,
+  json,
+  offlineVerdict,
+  ok,
+  passVerdict,
+} from '../openapi-schemas.ts';
+import { type Route, route } from '../route-table.ts';
 import { validateDegradedToken } from '../tokens/degraded-tokens.ts';
 import { validatePassToken } from '../tokens/pass-tokens.ts';
 import { actionSchema } from '../tokens/server-tokens.ts';
@@ -76,7 +87,7 @@ export async function checkToken(deps: Deps, app: App, token: string, check: Tok
 
 /**
  * Adds `risk: {score, reasons}` to a verdict that carries captcha_args: what the risk engine made of the
- * request the token's challenge came from, so the integrator sees why (issue 15), not only the server log.
+ * request the token's challenge came from, so the integrator sees why, not only the server log.
  */
 function withRisk(data: object): object {
   const args = (data as { captcha_args?: { risk_score?: number; risk_reasons?: string[] } }).captcha_args;
@@ -88,39 +99,70 @@ function actionMismatch(action: string | undefined): GatehouseError {
   return new GatehouseError('token_action_mismatch', undefined, {}, { action: action ?? null });
 }
 
-/** POST /v1/validate: parse, authenticate, check the token, answer. */
-export function validateRoutes(router: Router, deps: Deps): void {
-  const validations = labelledChildren((v) => deps.metrics.validations.labels(v));
-  // The counter per token kind (a handful: tokenKind's or 'unknown') and outcome, found without a labels
-  // object and a key string per validation (issue 14).
-  const counters = new Map<string, { valid?: { inc(): void }; invalid?: { inc(): void } }>();
-  const count = (kind: string, outcome: 'valid' | 'invalid') => {
-    let byOutcome = counters.get(kind);
-    if (!byOutcome) {
-      byOutcome = {};
-      counters.set(kind, byOutcome);
-    }
-    byOutcome[outcome] ??= validations({ kind, outcome });
-    byOutcome[outcome].inc();
-  };
-  router.post('/v1/validate', authenticateApp(deps.apps), async function validate(ctx) {
-    const body = readBody(ctx, validateBody);
-    const app = ctx.state.app as App;
-    const kind = tokenKind(body.pass_token) ?? 'unknown';
-    try {
-      const data = await checkToken(deps, app, body.pass_token, {
-        clientIp: body.client_ip,
-        idempotencyKey: body.idempotency_key,
-        keepToken: body.keep_token,
-        action: body.action,
-      });
-      count(kind, 'valid' in data && data.valid ? 'valid' : 'invalid');
-      ctx.body = success(withRisk(data));
-    } catch (error) {
-      if (error instanceof GatehouseError && error.status === 200) {
-        count(kind, 'invalid');
-      }
-      throw error;
-    }
-  });
-}
+/** POST /v1/validate: authenticate, parse, check the token, answer. */
+export const validateRoutes: Route[] = [
+  route({
+    method: 'post',
+    path: '/v1/validate',
+    hot: true,
+    doc: {
+      summary: 'Validate a pass token (pt_) or a degraded token (dg_). Server-to-server.',
+      security: appAuth,
+      responses: {
+        '200': {
+          description:
+            'A verdict: valid, degraded, or a negative verdict on the token (the error envelope with data.valid false; token_action_mismatch when `action` was sent and differs).',
+          ...json({
+            oneOf: [
+              ok({ oneOf: [passVerdict, degradedVerdict, offlineVerdict] }),
+              errorEnvelope(TOKEN_VERDICT_CODES),
+            ],
+          }),
+        },
+        ...errors(
+          ...bodyErrors,
+          ...appAuthErrors,
+          'service_unavailable',
+          'database_unavailable',
+          'rate_limited',
+        ),
+      },
+    },
+    body: validateBody,
+    use: ({ deps }) => [authenticateApp(deps.apps)],
+    handler({ deps }) {
+      const validations = labelledChildren((v) => deps.metrics.validations.labels(v));
+      // The counter per token kind (a handful: tokenKind's or 'unknown') and outcome, found without a labels
+      // object and a key string per validation.
+      const counters = new Map<string, { valid?: { inc(): void }; invalid?: { inc(): void } }>();
+      const count = (kind: string, outcome: 'valid' | 'invalid') => {
+        let byOutcome = counters.get(kind);
+        if (!byOutcome) {
+          byOutcome = {};
+          counters.set(kind, byOutcome);
+        }
+        byOutcome[outcome] ??= validations({ kind, outcome });
+        byOutcome[outcome].inc();
+      };
+      return async function validate(ctx, { body }) {
+        const app = ctx.state.app as App;
+        const kind = tokenKind(body.pass_token) ?? 'unknown';
+        try {
+          const data = await checkToken(deps, app, body.pass_token, {
+            clientIp: body.client_ip,
+            idempotencyKey: body.idempotency_key,
+            keepToken: body.keep_token,
+            action: body.action,
+          });
+          count(kind, 'valid' in data && data.valid ? 'valid' : 'invalid');
+          return success(withRisk(data));
+        } catch (error) {
+          if (error instanceof GatehouseError && error.status === 200) {
+            count(kind, 'invalid');
+          }
+          throw error;
+        }
+      };
+    },
+  }),
+];

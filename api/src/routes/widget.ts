@@ -4,10 +4,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { GatehouseError } from '@gatehouse/core/errors';
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import type { Deps } from '../deps.ts';
+import { errors } from '../openapi-schemas.ts';
+import { type Route, route } from '../route-table.ts';
 import { contentEtag } from './pages.ts';
 
 /**
@@ -204,21 +205,10 @@ export function withStandbyConfig<T extends Pick<Served, 'body'>>(
   return served(Buffer.concat([Buffer.from(`window.${WIDGET_CONFIG_GLOBAL}=${json};\n`), loader.body]));
 }
 
-export function widgetRoutes(router: Router, deps: Deps): void {
+/** Serves the widget's files for one app's dependencies (the loader with its standby configuration). */
+function widgetServer(deps: Deps): (ctx: Context, name: string) => Promise<void> {
   const configured = new WeakMap<Served, Served>();
-  router.get('/widget/:file', async function widget(ctx) {
-    const name = ctx.params.file ?? '';
-    if (!FILE.test(name)) throw new GatehouseError('not_found', 'No such widget file.');
-    await serve(ctx, name);
-  });
-  for (const [prefix, scripts] of Object.entries(COMPAT_SCRIPTS)) {
-    router.get(`${prefix}/:file`, async function compatScript(ctx, next) {
-      const file = ctx.params.file ?? '';
-      if (scripts.includes(file)) return serve(ctx, 'gatehouse-compat.js');
-      if (FILE.test(file) && !LOADERS.has(file)) return serve(ctx, file);
-      return next();
-    });
-  }
+  return serve;
 
   async function serve(ctx: Context, name: string): Promise<void> {
     let files: Map<string, Served>;
@@ -260,3 +250,55 @@ export function widgetRoutes(router: Router, deps: Deps): void {
     ctx.body = encoding === 'br' ? file.br : encoding === 'gzip' ? file.gzip : file.body;
   }
 }
+
+const servers = new WeakMap<Deps, (ctx: Context, name: string) => Promise<void>>();
+const serverOf = (deps: Deps) => {
+  let serve = servers.get(deps);
+  if (!serve) {
+    serve = widgetServer(deps);
+    servers.set(deps, serve);
+  }
+  return serve;
+};
+
+export const widgetRoutes: Route[] = [
+  route({
+    method: 'get',
+    path: '/widget/{file}',
+    doc: {
+      summary: 'The web widget: gatehouse.js (loader) and its lazily loaded chunks',
+      pathParameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: {
+        '200': {
+          description: 'JavaScript',
+          content: { 'text/javascript': { schema: { type: 'string' } } },
+        },
+        ...errors('not_found'),
+      },
+    },
+    handler: ({ deps }) => {
+      const serve = serverOf(deps);
+      return async function widget(ctx) {
+        const name = ctx.params.file ?? '';
+        if (!FILE.test(name)) throw new GatehouseError('not_found', 'No such widget file.');
+        await serve(ctx, name);
+      };
+    },
+  }),
+  ...Object.entries(COMPAT_SCRIPTS).map(([prefix, scripts]) =>
+    route({
+      method: 'get',
+      path: `${prefix}/{file}`,
+      doc: false,
+      handler: ({ deps }) => {
+        const serve = serverOf(deps);
+        return function compatScript(ctx, _input, next) {
+          const file = ctx.params.file ?? '';
+          if (scripts.includes(file)) return serve(ctx, 'gatehouse-compat.js');
+          if (FILE.test(file) && !LOADERS.has(file)) return serve(ctx, file);
+          return next();
+        };
+      },
+    }),
+  ),
+];

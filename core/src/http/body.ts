@@ -145,6 +145,10 @@ const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  * chunked or otherwise typed one, goes on to the general parser untouched. Why: that parser's path (media
  * type parsing twice, a stream decoder, five listeners and an options clone per request) costs more CPU than
  * the rest of reading a validation.
+ *
+ * Relies on @koa/bodyparser 6.1 (with co-body 6.2) leaving a request alone whose `ctx.request.body` is
+ * already set: it must run before that parser, and its answers must stay the parser's (api/test/json-body.test.ts
+ * compares the two over real HTTP). Nothing of Koa's own is touched.
  */
 export function jsonBodies(limitBytes: number): Middleware {
   return function jsonBodies(ctx, next) {

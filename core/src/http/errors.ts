@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { GatehouseError } from '../errors.ts';
+import { sendJson } from './answer.ts';
 
 /**
  * First in the chain: turns anything thrown below into the spec's envelope. Expected 4xx are answered
@@ -17,7 +18,7 @@ export function errorEnvelope(logger: Logger): Middleware {
       }
       ctx.status = error.status;
       ctx.set(error.headers);
-      ctx.body = error.toEnvelope();
+      sendJson(ctx, error.toEnvelope());
     });
   };
 }

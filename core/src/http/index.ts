@@ -1,4 +1,5 @@
 /** Koa middleware every HTTP service of Gatehouse shares: the error envelope, request ids and logs, body reading. */
+export { answerOf, sendJson } from './answer.ts';
 export { jsonBodies, parseOrThrow, pathOfNul, readBody, utf8Only } from './body.ts';
 export {
   type ClientAddressConfig,

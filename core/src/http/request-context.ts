@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import pino, { type Logger } from 'pino';
+import { answerOf } from './answer.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
@@ -42,7 +43,7 @@ export function requestContext(
           (path.startsWith('/widget/') && ctx.get('User-Agent').startsWith(SYNC_USER_AGENT))));
     const level = status < 500 && polled ? 'debug' : 'info';
     if (lines.isLevelEnabled(level)) {
-      const body = ctx.body as { error?: unknown } | null | undefined;
+      const body = answerOf(ctx) as { error?: unknown } | null | undefined;
       // Only the envelope's error code: a string, so nothing a redaction path could name rides along.
       const error =
         typeof body === 'object' && body !== null && typeof body.error === 'string' ? body.error : undefined;

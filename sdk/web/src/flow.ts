@@ -1,21 +1,9 @@
+import type { InitAnswer } from '@gatehouse/core/challenges';
 import type { ImageChallenge, SubmitOutcome } from './contract.ts';
 import { CLIENT_ONLY_TTL_SECONDS, clientOnlyToken, judge } from './failover.ts';
 import { solvePow } from './pow.ts';
 import type { Initialised, Route } from './route.ts';
 import { GatehouseError } from './transport.ts';
-
-/** `data` of POST /v1/challenge/init (docs/protocol.md); a standby host answers the same shapes. */
-type InitAnswer =
-  | { mode: 'degraded'; pass_token: string; expires_in: number }
-  | {
-      mode: 'challenge';
-      challenge_id: string;
-      challenge: string;
-      tier: 'invisible' | 'image' | 'hard';
-      expires_in: number;
-      pow?: unknown;
-      image?: ImageChallenge;
-    };
 
 /** A finished verification: the token for the page, and how long it lives. */
 export interface Passed {
