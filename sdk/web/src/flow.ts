@@ -1,4 +1,4 @@
-import type { InitAnswer } from '@gatehouse/core/challenges';
+import type { InitAnswer } from '@gatehouse/core/challenges/wire';
 import type { ImageChallenge, SubmitOutcome } from './contract.ts';
 import { CLIENT_ONLY_TTL_SECONDS, clientOnlyToken, judge } from './failover.ts';
 import { solvePow } from './pow.ts';
