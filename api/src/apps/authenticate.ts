@@ -23,7 +23,7 @@ export function authenticateApp(apps: AppRepository): Middleware<{ app: App }> {
     return next();
   };
   // Not async: an app the repository has cached is admitted at once (no promise, no frame), and
-  // a throw is a rejection to whoever runs it (koa-compose, the exact-route lane).
+  // a throw is a rejection to whoever runs it (koa-compose, in either router).
   return function authenticateApp(ctx, next) {
     const appKey = ctx.get('X-App-Key');
     const secret = ctx.get('X-App-Secret');
