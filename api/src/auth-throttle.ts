@@ -12,7 +12,7 @@ import {
 import { z } from 'zod';
 
 /**
- * Throttles failed authentication (issue 11, finding 6): wrong admin tokens, wrong or unknown app
+ * Throttles failed authentication: wrong admin tokens, wrong or unknown app
  * credentials, and forged or unknown tokens at /v1/validate. Failures are counted per (source address,
  * credential), per source and per credential over a fixed window, in Redis when REDIS_URL is set (every
  * instance sees the same counts) and in memory otherwise, with rate-limiter-flexible.
@@ -82,8 +82,8 @@ export class AuthThrottle {
    * Rejects with 429 when `source` may not try `key` now. Counting in memory (no Redis), the counts are
    * this process's alone: while none was recorded within a window (and a second's margin for the counters'
    * timers), every counter is empty and nothing can refuse, so it answers undefined at once, with no
-   * promise and no look-up (issue 14: a successful authenticated request, validate's every call, paid
-   * three counter reads and their promises for nothing).
+   * promise and no look-up: a successful authenticated request, validate's every call, must not pay
+   * counter reads and their promises for nothing.
    */
   check(kind: Kind, source: string, key: string): Promise<void> | undefined {
     if (this.#redis === undefined && Date.now() >= this.#quietAfter) return undefined;
@@ -187,7 +187,7 @@ export function authThrottling(throttle: AuthThrottle): Middleware {
     // No credential to check or charge: nothing to do, before or after. A token failure needs one too
     // (validate authenticates X-App-Key before it judges a token; siteverify is guarded above), which
     // api/test/auth-throttle-routes.test.ts checks on every route: the public endpoints (challenge init,
-    // submit, preflights) pass without an async frame of their own (issue 14).
+    // submit, preflights) pass without an async frame of their own, since they run on every request.
     if (!admin && !siteverify && !appKey) return next();
     const credential = internal ? 'standby-sync' : admin ? 'admin' : siteverify ? 'siteverify' : appKey;
     return guardedRequest(
