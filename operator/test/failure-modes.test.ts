@@ -345,7 +345,15 @@ describe.runIf(controlPlaneAvailable())('operator failure modes on a real contro
       }),
     );
     await registered(NS, 'd');
-    const patches = proxy.count('PATCH /admin/v1/apps/:key');
+    // What is judged is the resyncs that follow registration, once the registering reconciles are done:
+    // the count of PATCHes has to hold still for a second first (at most a few).
+    let patches = proxy.count('PATCH /admin/v1/apps/:key');
+    for (let i = 0; i < 5; i++) {
+      await sleep(1000);
+      const now = proxy.count('PATCH /admin/v1/apps/:key');
+      if (now === patches) break;
+      patches = now;
+    }
     const gets = proxy.count('GET /admin/v1/apps/:key');
     await sleep(4000);
     expect(proxy.count('GET /admin/v1/apps/:key'), 'the resyncs re-checked the app').toBeGreaterThan(gets);
