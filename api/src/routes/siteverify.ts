@@ -4,6 +4,7 @@ import { tokenKind } from '@gatehouse/core/tokens';
 import {
   type AcceptedVerdict,
   cdataOfOfflineToken,
+  failureAnswer,
   nulIn,
   type Outcome,
   parseSiteverify,
@@ -56,9 +57,7 @@ export const siteverifyRoutes: Route[] = (Object.entries(SITEVERIFY_PATHS) as [V
               if (!(error instanceof GatehouseError)) {
                 deps.logger.error({ err: error, path: ctx.path }, 'siteverify failed');
               }
-              ctx.status = error instanceof GatehouseError ? error.status : 500;
-              if (error instanceof GatehouseError) ctx.set(error.headers);
-              return vendorAnswer(vendor, { ok: false, problems: ['internal-error'] });
+              return failureAnswer(ctx, vendor, error);
             }
             outcome = { ok: false, problems: [problemFor(error.code)] };
           }

@@ -5,6 +5,7 @@
 export { cdataOfOfflineToken } from './offline.ts';
 export {
   type Fields,
+  failureAnswer,
   nulIn,
   parseSiteverify,
   readFields,

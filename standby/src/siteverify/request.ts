@@ -139,3 +139,15 @@ export function siteverifyBoundary(): Middleware {
     }
   };
 }
+
+/**
+ * A failure of Gatehouse itself, answered in the vendor's shape so that nothing fails open: `success:
+ * false` with `internal-error`, under the error's own status and headers (a GatehouseError's, such as a
+ * 503 with Retry-After), or 500 for anything else. Which errors count as such a failure, rather than as a
+ * verdict in a 200, is the caller's rule.
+ */
+export function failureAnswer(ctx: Context, vendor: Vendor, error: unknown): Record<string, unknown> {
+  ctx.status = error instanceof GatehouseError ? error.status : 500;
+  if (error instanceof GatehouseError) ctx.set(error.headers);
+  return vendorAnswer(vendor, { ok: false, problems: ['internal-error'] });
+}

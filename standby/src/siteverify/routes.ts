@@ -10,6 +10,7 @@ import type { SnapshotKeeper } from '../snapshot.ts';
 import { cdataOfOfflineToken } from './offline.ts';
 import {
   type Fields,
+  failureAnswer,
   nulIn,
   parseSiteverify,
   readFields,
@@ -64,10 +65,7 @@ export function siteverifyRoutes(router: Router, deps: SiteverifyDeps): void {
       } catch (error) {
         if (!(error instanceof GatehouseError) || error.status !== 200) {
           if (!(error instanceof GatehouseError)) deps.logger.error({ err: error }, 'siteverify failed');
-          const status = error instanceof GatehouseError ? error.status : 500;
-          ctx.status = status;
-          if (error instanceof GatehouseError) ctx.set(error.headers);
-          ctx.body = vendorAnswer(vendor, { ok: false, problems: ['internal-error'] });
+          ctx.body = failureAnswer(ctx, vendor, error);
           return;
         }
         outcome = { ok: false, problems: [problemFor(error.code)] };
