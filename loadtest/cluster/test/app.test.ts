@@ -1,8 +1,6 @@
-import { Gatehouse } from '@gatehouse/node';
-import { solveChallenge } from '@gatehouse/node/headless';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { appCredentials, applyApp, installChart, NS, ownedBy, uninstallChart } from './gatehouse.ts';
-import { clusterEnv, forward, Kube, podReady, script, waitFor } from './harness.ts';
+import { applyApp, deleteApp, installChart, NS, solveInAValidateInB, uninstallChart } from './gatehouse.ts';
+import { clusterEnv, Kube, podReady } from './harness.ts';
 
 /**
  * The chart installed with `helm install` on the local cluster, then an App applied as a platform team
@@ -64,42 +62,12 @@ describe.skipIf(skip)('the chart and an App on real pods', () => {
   });
 
   it('solves a challenge through one region’s API Service and validates it once through the other’s', async () => {
-    const [a, b] = regions as [string, string];
-    const apiA = await forward('app-api-a', 22621, `${NS}/${APP}-${a}-api:80`, a);
-    const apiB = await forward('app-api-b', 22622, `${NS}/${APP}-${b}-api:80`, b);
-    const { appKey, appSecret } = await appCredentials(kube, APP);
-
-    const solved = await solveChallenge({ baseUrl: apiA, appKey, action: 'login', bypassServers: [] });
-    expect(solved).toMatchObject({ route: 'main', tier: 'invisible', clientOnly: false });
-    expect(solved.passToken).toMatch(/^pt_/);
-
-    const inB = new Gatehouse({ appKey, appSecret, baseUrl: apiB, maxRetries: 0, backupServers: [] });
-    const first = await inB.validate(solved.passToken, { expectedAction: 'login' });
-    expect(first, JSON.stringify(first)).toMatchObject({ valid: true, accepted: true, action: 'login' });
-    const inA = new Gatehouse({ appKey, appSecret, baseUrl: apiA, maxRetries: 0, backupServers: [] });
-    const again = await inA.validate(solved.passToken, { expectedAction: 'login' });
-    expect(again).toMatchObject({ valid: false, errorCode: 'token_already_used' });
-    await script('forward.sh', 'stop', 'app-api-a');
-    await script('forward.sh', 'stop', 'app-api-b');
+    await solveInAValidateInB(kube, APP, regions as [string, string], 22621);
   });
 
   it('removes every object it made for the App when the App is deleted', async () => {
     const started = Date.now();
-    expect(await kube.delete(`/apis/gatehouse.dev/v1alpha1/namespaces/${NS}/apps/${APP}`)).toBe(200);
-    const owned = ownedBy(APP);
-    await waitFor('the App and its objects gone', 120_000, async () => {
-      const left = [
-        ...(await kube.list(`/apis/gatehouse.dev/v1alpha1/namespaces/${NS}/apps`)).filter(
-          (x) => x.metadata.name === APP,
-        ),
-        ...(await kube.list(`/apis/apps/v1/namespaces/${NS}/deployments?${owned}`)),
-        ...(await kube.list(`/api/v1/namespaces/${NS}/services?${owned}`)),
-        ...(await kube.list(`/api/v1/namespaces/${NS}/pods?${owned}`)),
-        ...(await kube.list(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets?${owned}`)),
-        ...(await kube.list(`/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses?${owned}`)),
-      ];
-      return left.length === 0;
-    });
+    await deleteApp(kube, APP);
     timings.appDeletedMs = Date.now() - started;
   });
 });

@@ -78,7 +78,12 @@ export class Kube {
   readonly #token = readFileSync(join(CLUSTER_DIR, 'pki/token'), 'utf8').trim();
   readonly #base = new URL(clusterEnv().CLUSTER_API ?? 'https://127.0.0.1:22502');
 
-  call<T = Json>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  call<T = Json>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = method === 'PATCH' ? 'application/merge-patch+json' : undefined,
+  ): Promise<{ status: number; body: T }> {
     return new Promise((done, fail) => {
       const data = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
@@ -89,9 +94,7 @@ export class Kube {
           headers: {
             authorization: `Bearer ${this.#token}`,
             accept: 'application/json',
-            ...(data
-              ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }
-              : {}),
+            ...(data ? { 'content-type': contentType ?? 'application/json' } : {}),
           },
         },
         (res) => {
@@ -126,6 +129,45 @@ export class Kube {
 
   async list(path: string): Promise<KubeObject[]> {
     return (await this.get<{ items: KubeObject[] }>(path)).items;
+  }
+
+  /** The REST path of an object of any kind the API server serves (its discovery, read once). */
+  async pathOf(o: KubeObject): Promise<string> {
+    this.#resources ??= this.#discover();
+    const found = (await this.#resources).get(`${o.apiVersion}/${o.kind}`);
+    if (!found) {
+      this.#resources = undefined; // a CRD applied since: read the discovery again
+      throw new Error(`the API server does not serve ${o.apiVersion} ${o.kind}`);
+    }
+    const prefix = o.apiVersion?.includes('/') ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`;
+    const ns = found.namespaced ? `/namespaces/${o.metadata.namespace ?? 'default'}` : '';
+    return `${prefix}${ns}/${found.plural}/${o.metadata.name}`;
+  }
+
+  /** Server-side apply, as `kubectl apply --server-side` does (the field manager owns what it sets). */
+  async apply(o: KubeObject, fieldManager = 'kubectl'): Promise<KubeObject> {
+    const path = `${await this.pathOf(o)}?fieldManager=${fieldManager}&force=true`;
+    const r = await this.call<KubeObject>('PATCH', path, o, 'application/apply-patch+yaml');
+    if (r.status !== 200 && r.status !== 201)
+      throw new Error(`apply ${o.kind} ${o.metadata.name}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  }
+
+  #resources: Promise<Map<string, { plural: string; namespaced: boolean }>> | undefined;
+
+  async #discover(): Promise<Map<string, { plural: string; namespaced: boolean }>> {
+    const found = new Map<string, { plural: string; namespaced: boolean }>();
+    const groupVersions = ['v1'];
+    const groups = await this.get<{ groups: { versions: { groupVersion: string }[] }[] }>('/apis');
+    for (const g of groups.groups) for (const v of g.versions) groupVersions.push(v.groupVersion);
+    for (const gv of groupVersions) {
+      const list = await this.get<{ resources: { name: string; kind: string; namespaced: boolean }[] }>(
+        gv === 'v1' ? '/api/v1' : `/apis/${gv}`,
+      );
+      for (const r of list.resources)
+        if (!r.name.includes('/')) found.set(`${gv}/${r.kind}`, { plural: r.name, namespaced: r.namespaced });
+    }
+    return found;
   }
 }
 
