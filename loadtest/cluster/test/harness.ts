@@ -26,9 +26,10 @@ export function missingPrerequisite(): string | undefined {
     'kube-proxy',
     'coredns',
     'helm',
+    'kustomize',
   ])
     if (!existsSync(join(TOOLS_BIN, tool)))
-      return `${TOOLS_BIN}/${tool} is missing: bash .ci/tools.sh control-plane node helm`;
+      return `${TOOLS_BIN}/${tool} is missing: bash .ci/tools.sh control-plane node helm (kustomize: docs/deploy.md)`;
   for (const bin of [
     '/usr/bin/containerd',
     '/usr/sbin/runc',
