@@ -7,7 +7,7 @@ import { build, type Plugin } from 'esbuild';
  * `npm run build -w @gatehouse/api`: the main API as bundled JavaScript, `api/dist/server.js` and the chunks
  * it loads (some only on demand), plus the image renderer's entry beside it (`api/dist/image-worker.js`,
  * the process the API forks to draw challenges: api/src/challenges/image-pool.ts). It is what the container
- * runs (api/Dockerfile).
+ * runs (the Dockerfile's api target).
  *
  * Why a bundle: Node runs the TypeScript sources through its type stripper, which costs resident memory in
  * every process (the stripper's WebAssembly and every module kept as source twice); the bundle runs as plain

@@ -7,26 +7,30 @@ import { TEST_DATABASE } from './harness.ts';
 import { freePort, ROOT } from './start-process.ts';
 
 /*
- * The API image's recipe (api/Dockerfile), followed without Docker (none runs here): the files its COPY lines
- * take (tracked files only, as .dockerignore leaves out node_modules and every dist/), its `npm ci` for the API
- * workspace alone with dev dependencies omitted, its build steps, then its CMD with its ENV. What a fresh
- * container serves is then asked over HTTP, the way a browser would: the widget a site embeds, the demo page.
- * It caught an image that answered 503 to /widget/gatehouse.js: the widget was built on first request by
- * @gatehouse/web, which the production install does not link.
+ * The API image's recipe (the Dockerfile's `api` target), followed without Docker (none runs here): the files
+ * its COPY lines take (tracked files only, as .dockerignore leaves out node_modules and every dist/), its
+ * `npm ci` for the API workspace alone with dev dependencies omitted, its build steps, then its CMD with its
+ * ENV. What a fresh container serves is then asked over HTTP, the way a browser would: the widget a site
+ * embeds, the demo page. It caught an image that answered 503 to /widget/gatehouse.js: the widget was built
+ * on first request by @gatehouse/web, which the production install does not link.
  */
-const DOCKERFILE = readFileSync(join(ROOT, 'api/Dockerfile'), 'utf8');
+const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 
-/** The final stage's instructions, one per logical line (continuations joined). */
-function instructions(stage: 'deps' | 'final'): Array<[op: string, arg: string]> {
+/** The instructions of one stage (`FROM … AS <name>` up to the next FROM), one per logical line. */
+function instructions(stage: 'manifests' | 'api-deps' | 'api'): Array<[op: string, arg: string]> {
   const lines = DOCKERFILE.replace(/\\\n/g, ' ')
     .split('\n')
     .filter((l) => l.trim() && !l.trim().startsWith('#'))
     .map((l) => /^(\w+)\s+(.*)$/.exec(l.trim()) as RegExpExecArray)
     .map((m) => [m[1]!.toUpperCase(), m[2]!] as [string, string]);
-  const froms = lines.flatMap(([op], i) => (op === 'FROM' ? [i] : []));
-  const [first, second] = [froms[0] ?? 0, froms[1] ?? lines.length];
-  return stage === 'deps' ? lines.slice(first + 1, second) : lines.slice(second + 1);
+  const start = lines.findIndex(([op, arg]) => op === 'FROM' && arg.endsWith(` AS ${stage}`));
+  if (start < 0) throw new Error(`the Dockerfile has no stage ${stage}`);
+  const end = lines.findIndex(([op], i) => i > start && op === 'FROM');
+  return lines.slice(start + 1, end < 0 ? undefined : end);
 }
+
+/** What the API's dependencies stage does: the manifests stage it starts from, then its own steps. */
+const depsSteps = () => [...instructions('manifests'), ...instructions('api-deps')];
 
 const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
   .split('\0')
@@ -47,7 +51,7 @@ function sh(command: string, cwd: string, env: NodeJS.ProcessEnv): void {
 
 // The image's default database is the embedded one: the pglite project runs it once.
 describe.runIf(TEST_DATABASE === 'pglite')(
-  'the API image recipe (api/Dockerfile), in a production install',
+  "the API image recipe (the Dockerfile's api target), in a production install",
   () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-image-'));
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-image-data-'));
@@ -58,22 +62,22 @@ describe.runIf(TEST_DATABASE === 'pglite')(
     let output = '';
 
     beforeAll(async () => {
-      for (const [op, arg] of [...instructions('deps'), ...instructions('final')]) {
+      for (const [op, arg] of [...depsSteps(), ...instructions('api')]) {
         if (op === 'COPY' && !arg.startsWith('--from'))
           for (const source of arg.split(/\s+/).slice(0, -1)) copy(source, dir);
       }
-      for (const [op, arg] of instructions('deps')) if (op === 'RUN') sh(arg, dir, env);
-      for (const [op, arg] of instructions('final')) {
+      for (const [op, arg] of depsSteps()) if (op === 'RUN') sh(arg, dir, env);
+      for (const [op, arg] of instructions('api')) {
         // Build steps only: creating and handing over /data needs root, which the container has and a test has not.
         if (op === 'RUN')
           for (const step of arg.split('&&')) if (/^\s*(node|npm)\s/.test(step)) sh(step, dir, env);
       }
       const imageEnv = Object.fromEntries(
-        instructions('final')
+        instructions('api')
           .filter(([op]) => op === 'ENV')
           .flatMap(([, arg]) => arg.split(/\s+/).map((pair) => pair.split('=') as [string, string])),
       );
-      const cmd = JSON.parse(instructions('final').find(([op]) => op === 'CMD')?.[1] ?? '[]') as string[];
+      const cmd = JSON.parse(instructions('api').find(([op]) => op === 'CMD')?.[1] ?? '[]') as string[];
       expect(cmd[0]).toBe('node');
       const port = await freePort();
       url = `http://127.0.0.1:${port}`;

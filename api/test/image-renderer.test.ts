@@ -16,7 +16,7 @@ import { type ApiProcess, ROOT, spawnApi, stop } from './start-process.ts';
 /*
  * Image challenges are drawn in renderer processes the API forks (api/src/challenges/image-pool.ts; issue
  * 14: the canvas, Skia and their memory out of the API process). Checked on the bundle as the container
- * runs it (api/Dockerfile), over real HTTP: the API process never maps the canvas library; a renderer
+ * runs it (the Dockerfile's api target), over real HTTP: the API process never maps the canvas library; a renderer
  * killed with kill -9 leaves the API answering, image inits are shed with 503 and Retry-After until the
  * renderer is restarted, then served again; and a renderer never outlives its API (no orphan).
  */

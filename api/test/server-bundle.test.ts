@@ -17,7 +17,7 @@ import {
 import { type ApiProcess, ROOT, spawnApi, stop } from './start-process.ts';
 
 /*
- * The API as the container runs it (api/Dockerfile): the esbuild bundle `api/dist/server.js` started by
+ * The API as the container runs it (the Dockerfile's api target): the esbuild bundle `api/dist/server.js` started by
  * plain node, over real HTTP, on the embedded database (pglite project) or PostgreSQL (postgres project).
  * Node runs it with type stripping off, so a module of ours left out of the bundle (a TypeScript file
  * loaded at run time, which would bring the type stripper's memory back) fails the start or the request.

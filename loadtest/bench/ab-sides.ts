@@ -126,8 +126,8 @@ export async function prepareAbSides(options: AbSidesOptions): Promise<AbSides> 
 }
 
 /**
- * Per side, Node flags (default api/Dockerfile's) and environment added to the sides' own, which include
- * api/Dockerfile's allocator (`LD_PRELOAD=` in a side's environment for glibc's malloc).
+ * Per side, Node flags (default the API image's) and environment added to the sides' own, which include
+ * the API image's allocator (`LD_PRELOAD=` in a side's environment for glibc's malloc).
  */
 export interface SideSettings {
   flags?: { a?: string[] | undefined; b?: string[] | undefined };

@@ -15,7 +15,7 @@ import type { CreatedApp } from './protocol.ts';
  * there). Peak RSS is sampled every 100 ms; the same two processes serve every round, as in the bench.
  *   npx node loadtest/bench/memory-ab.ts [--base HEAD] [--rounds 4] [--seconds 4] [--rate 2000]
  *     [--a-env K=V;K=V] [--b-env ...] [--a-flags='<node flags>'] [--b-flags=...] [--core]
- * Both sides run with api/Dockerfile's flags and allocator unless told otherwise (`--a-env LD_PRELOAD=`
+ * Both sides run with the API image's flags and allocator unless told otherwise (`--a-env LD_PRELOAD=`
  * runs A on glibc's malloc, to weigh the allocator; docs/decisions.md, "Runtime and API memory").
  * `--core`: A bundles the revision's core/.
  */
@@ -86,7 +86,7 @@ try {
     });
   }
   console.log(
-    `base ${flags.base}; A ${flags['a-flags'] ?? "api/Dockerfile's flags"} ${flags['a-env'] ?? ''}; B ${flags['b-flags'] ?? "api/Dockerfile's flags"} ${flags['b-env'] ?? ''}; ` +
+    `base ${flags.base}; A ${flags['a-flags'] ?? "the API image's flags"} ${flags['a-env'] ?? ''}; B ${flags['b-flags'] ?? "the API image's flags"} ${flags['b-env'] ?? ''}; ` +
       `at rest A ${rssMiB(servers.A.pid)} MiB, B ${rssMiB(servers.B.pid)} MiB; load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}`,

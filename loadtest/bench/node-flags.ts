@@ -1,16 +1,24 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-const DOCKERFILE = resolve(import.meta.dirname, '../../api/Dockerfile');
+const DOCKERFILE = resolve(import.meta.dirname, '../../Dockerfile');
+
+/** The lines of the Dockerfile's `api` stage (from `FROM … AS api` to the next FROM), continuations joined. */
+function apiStage(path: string): string[] {
+  const lines = readFileSync(path, 'utf8').replace(/\\\n/g, ' ').split('\n');
+  const start = lines.findIndex((l) => /^FROM\s+\S+\s+AS\s+api\s*$/i.test(l.trim()));
+  if (start < 0) throw new Error(`${path}: no stage named api`);
+  const end = lines.findIndex((l, i) => i > start && /^FROM\s/i.test(l.trim()));
+  return lines.slice(start + 1, end < 0 ? undefined : end).map((l) => l.trim());
+}
 
 /**
- * The flags between `node` and the script in api/Dockerfile's exec-form CMD: the benches start the API as the
- * image does, so a flag changed there is measured without a second copy to keep in step.
+ * The flags between `node` and the script in the API image's exec-form CMD (the Dockerfile's `api` target):
+ * the benches start the API as the image does, so a flag changed there is measured without a second copy
+ * to keep in step.
  */
 export function dockerfileNodeFlags(path = DOCKERFILE): string[] {
-  const cmd = readFileSync(path, 'utf8')
-    .split('\n')
-    .find((line) => line.startsWith('CMD ['));
+  const cmd = apiStage(path).find((line) => line.startsWith('CMD ['));
   const words = cmd ? (JSON.parse(cmd.slice(4)) as string[]) : [];
   if (words[0] !== 'node') throw new Error(`${path}: expected an exec-form CMD ["node", ...flags, script]`);
   return words.slice(1).filter((w) => w.startsWith('--'));
@@ -31,16 +39,15 @@ function libraryDirs(): string[] {
 }
 
 /**
- * The allocator settings in api/Dockerfile's final stage (its `ENV` LD_PRELOAD and MALLOC_*), for the
+ * The allocator settings of the API image (its `ENV` LD_PRELOAD and MALLOC_* in the `api` stage), for the
  * benches' API processes, so they run on the allocator the image runs (jemalloc; docs/decisions.md,
  * "Runtime and API memory"). A library this machine lacks is left out of LD_PRELOAD and named in
  * `missing`: the process then runs on glibc's malloc, and the bench says so.
  */
 export function dockerfileAllocatorEnv(path = DOCKERFILE): { env: Record<string, string>; missing?: string } {
-  const text = readFileSync(path, 'utf8').replace(/\\\n/g, ' ');
   const env: Record<string, string> = {};
-  for (const line of text.slice(text.lastIndexOf('\nFROM ')).split('\n')) {
-    const m = /^ENV\s+(.*)$/.exec(line.trim());
+  for (const line of apiStage(path)) {
+    const m = /^ENV\s+(.*)$/.exec(line);
     for (const pair of m ? m[1]!.trim().split(/\s+/) : []) {
       const at = pair.indexOf('=');
       if (at > 0 && ALLOCATOR_ENV.test(pair.slice(0, at))) env[pair.slice(0, at)] = pair.slice(at + 1);
@@ -60,7 +67,7 @@ export function dockerfileAllocatorEnv(path = DOCKERFILE): { env: Record<string,
 }
 
 /**
- * The measured API process's allocator environment: api/Dockerfile's (dockerfileAllocatorEnv), or
+ * The measured API process's allocator environment: the API image's (dockerfileAllocatorEnv), or
  * BENCH_API_ENV's space-separated NAME=value pairs instead (`BENCH_API_ENV=LD_PRELOAD=` for glibc's malloc),
  * and a line saying which, for the bench's output.
  */
@@ -82,7 +89,7 @@ export function benchApiEnv(given = process.env.BENCH_API_ENV): {
   return {
     env,
     note: missing
-      ? `!!! api/Dockerfile preloads ${missing}, absent on this machine: the API runs on glibc's malloc here`
-      : `API allocator as api/Dockerfile sets it: ${set.join(' ') || "glibc's malloc"}`,
+      ? `!!! the API image preloads ${missing}, absent on this machine: the API runs on glibc's malloc here`
+      : `API allocator as the API image sets it: ${set.join(' ') || "glibc's malloc"}`,
   };
 }

@@ -10,13 +10,13 @@ import type { CreatedApp, SolvedChallenges } from './protocol.ts';
 /**
  * Memory: the API process's RSS (and its renderer processes', apart) under image init load, A/B
  * between the API at a git revision (A, `--base`) and the working tree (B), both bundled and started with
- * api/Dockerfile's flags, on one PostgreSQL database, interleaved (the order alternates each round). Each
+ * the API image's flags, on one PostgreSQL database, interleaved (the order alternates each round). Each
  * round drives each side with invisible inits, then slide inits (drawn by the image pool), flat out with 20
  * connections; the same two processes serve every round, as one API process serves the whole bench.
  *   npx node loadtest/bench/renderer-memory.ts --base <rev> [--rounds 3] [--seconds 4] [--submits 3000]
  *     [--a-flags '<node flags>'] [--b-flags ...] [--a-env K=V,K=V] [--b-env ...]
  * Between the init phases, a burst of `--submits` test-mode submits (solved in a third process). Flags
- * default to api/Dockerfile's; `--base HEAD` with other flags or environment compares settings instead.
+ * default to the API image's; `--base HEAD` with other flags or environment compares settings instead.
  * A is the revision's `api/` with its own `@gatehouse/core`, `standby` and `node` (linked in the extracted
  * tree's node_modules, found before the repository's); B is the working tree.
  */

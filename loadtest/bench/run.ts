@@ -75,24 +75,24 @@ import {
  *   BENCH_POSTGRES_URL (else TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_REDIS_URL (else TEST_REDIS_URL, else redis://127.0.0.1:6379)
  *   BENCH_LOG_LEVEL    the API's LOG_LEVEL (info, as deployed; its output goes to /dev/null)
- *   BENCH_API_NODE_FLAGS  the measured API process's Node flags instead of api/Dockerfile's
- *   BENCH_API_ENV      its allocator environment instead of api/Dockerfile's (NAME=value ...;
+ *   BENCH_API_NODE_FLAGS  the measured API process's Node flags instead of the API image's
+ *   BENCH_API_ENV      its allocator environment instead of the API image's (NAME=value ...;
  *                      `BENCH_API_ENV=LD_PRELOAD=` for glibc's malloc)
  */
 const REPO = resolve(import.meta.dirname, '../..');
 const DOCS = join(REPO, 'docs/benchmarks.md');
 const TARGET_RATIO = 0.5;
 /**
- * The API process's Node flags, read from api/Dockerfile's CMD so the bench measures what ships (a smaller
+ * The API process's Node flags, read from the API image's CMD (the Dockerfile's `api` target) so the bench measures what ships (a smaller
  * young generation and a capped old one: docs/decisions.md); BENCH_API_NODE_FLAGS (space-separated) replaces
  * them, to measure another setting against what ships.
  */
 const API_NODE_FLAGS =
   process.env.BENCH_API_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? dockerfileNodeFlags();
-/** The measured API process's allocator: api/Dockerfile's (jemalloc), or BENCH_API_ENV's (node-flags.ts). */
+/** The measured API process's allocator: the API image's (jemalloc), or BENCH_API_ENV's (node-flags.ts). */
 const API_ENV = benchApiEnv();
 /**
- * The API child (relative to this folder): bundled by the build the container runs (api/Dockerfile), with
+ * The API child (relative to this folder): bundled by the build the container runs (the Dockerfile's `api` target), with
  * the bench's commands as one more entry, so the process measured runs what ships; `--sources` for the
  * TypeScript sources. Set by main() once the bundle is built.
  */

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Build the api, standby and operator images from their Dockerfiles with buildah, without a registry, and
+# Build the api, standby and operator images from the Dockerfile's targets with buildah, without a registry, and
 # write each as a docker-archive that `ctr -n k8s.io images import` (or `docker load`) accepts.
 #
 #   bash loadtest/cluster/images.sh [api|standby|operator|pause ...]    (default: all four)
 #
 # Output: .cache/cluster/images/<name>.tar holding localhost/gatehouse/<name>:0.0.0-dev (CLUSTER_IMAGE_TAG), and
 # pause.tar holding localhost/pause:local, the pods' sandbox: Debian's static catatonit, as `catatonit -P`.
-# The Dockerfiles start FROM node:24-slim. Where Docker Hub cannot be reached, that base is made here from
+# The Dockerfile starts FROM node:24-slim. Where Docker Hub cannot be reached, that base is made here from
 # the same parts: Debian 12 (debootstrap --variant=minbase), the Node 24 binary of the repository's `node`
 # package, npm, and a `node` user 1000:1000; it is built once and kept in .cache/cluster. Set
 # CLUSTER_BASE_PULL=1 to pull the real node:24-slim instead. buildah keeps its storage under
-# .cache/cluster/containers (nothing in /var/lib/containers); `npm ci` in the Dockerfiles reads the host's
+# .cache/cluster/containers (nothing in /var/lib/containers); `npm ci` in the Dockerfile reads the host's
 # npm cache through an overlay, so it does not write to it.
 set -euo pipefail
 
@@ -50,7 +50,7 @@ elif ! bh inspect --type image "$base" >/dev/null 2>&1; then
   rootfs=$work/base-rootfs
   if [[ ! -x $rootfs/usr/local/bin/node ]]; then
     # The repository's Node (the `node` package puts its binary in node_modules/node/bin after install);
-    # never the machine's own node, whose major version may not be the Dockerfiles' 24.
+    # never the machine's own node, whose major version may not be the Dockerfile's 24.
     node_bin=$(cd "$repo" && npx --no-install node -e 'process.stdout.write(process.execPath)')
     [[ $("$node_bin" --version) == v24.* ]] ||
       { echo "images: $node_bin is $("$node_bin" --version), not Node 24: run npm ci first" >&2; exit 1; }
@@ -78,14 +78,25 @@ elif ! bh inspect --type image "$base" >/dev/null 2>&1; then
   bh commit --quiet --rm "$c" "$base" >/dev/null
 fi
 
+# The machine's CA bundle, read-only, for the build's RUN steps, and an npm configuration that makes npm use
+# it (nothing of either is kept in an image): where a proxy re-signs TLS, as on the machines this runs on,
+# npm inside the build trusts what the host trusts. Without it npm retries the registry for minutes, then
+# falls back to its cache.
+trust=()
+if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
+  printf 'cafile=/etc/ssl/certs/ca-certificates.crt\n' >"$work/containers/npmrc"
+  trust=(--volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro
+    --volume "$work/containers/npmrc:/usr/local/etc/npmrc:ro")
+fi
+
 for name in "$@"; do
   case $name in api | standby | operator) ;; *) echo "images: unknown image '$name' (api, standby, operator)" >&2; exit 2 ;; esac
   image=localhost/gatehouse/$name:$tag
-  log "building $image from $name/Dockerfile"
+  log "building $image from the Dockerfile's $name target"
   # Docker's image format, as `docker build` makes it: OCI's has no HEALTHCHECK and buildah would drop it.
   bh bud --quiet --pull-never --isolation chroot --layers --format docker \
-    --volume "$HOME/.npm:/root/.npm:O" \
-    -f "$repo/$name/Dockerfile" -t "$image" "$repo" >"$work/images/$name.build.log" 2>&1 ||
+    --volume "$HOME/.npm:/root/.npm:O" "${trust[@]}" \
+    -f "$repo/Dockerfile" --target "$name" -t "$image" "$repo" >"$work/images/$name.build.log" 2>&1 ||
     { tail -n 30 "$work/images/$name.build.log" >&2; exit 1; }
   # The archive is rewritten only when the image changed: the cluster re-imports an archive that did.
   id=$(bh inspect --type image --format '{{.FromImageID}}' "$image")
