@@ -240,35 +240,3 @@ export const syncAuth = [{ standbySync: [] }];
 /** Errors any endpoint with a request body can answer. */
 export const bodyErrors: ErrorCode[] = ['invalid_request', 'unsupported_media_type', 'payload_too_large'];
 export const appAuthErrors: ErrorCode[] = ['invalid_app_key', 'invalid_app_secret', 'app_disabled'];
-
-/**
- * Failed authentication is throttled per source and credential (api/src/auth-throttle.ts): every operation
- * behind the admin token or app credentials can answer 429 `rate_limited` with Retry-After, besides any
- * limit of its own. Added here, once, so no such operation can leave it out.
- */
-export function withAuthThrottling<T extends Record<string, object>>(paths: T): T {
-  for (const item of Object.values(paths) as Record<string, unknown>[]) {
-    for (const op of Object.values(item) as { security?: object[]; responses?: Record<string, object> }[]) {
-      const schemes = (op?.security ?? []).flatMap((s) => Object.keys(s));
-      if (!op.responses || !(schemes.includes('admin') || schemes.includes('appKey'))) continue;
-      const current = op.responses['429'] as
-        | {
-            content?: {
-              'application/json'?: { schema?: { properties?: { error?: { enum?: ErrorCode[] } } } };
-            };
-          }
-        | undefined;
-      const codes = current?.content?.['application/json']?.schema?.properties?.error?.enum ?? [];
-      op.responses['429'] = {
-        ...errors(...new Set<ErrorCode>([...codes, 'rate_limited']))['429'],
-        headers: {
-          'Retry-After': {
-            description: 'Seconds to wait before retrying',
-            schema: { type: 'integer', minimum: 0 },
-          },
-        },
-      };
-    }
-  }
-  return paths;
-}

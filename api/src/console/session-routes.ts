@@ -101,15 +101,7 @@ export const consoleSessionRoutes: Route[] = [
     doc: {
       summary: "Signs the console out: the cookie's session ends on every instance (needs X-CSRF-Token)",
       security: [],
-      parameters: [
-        {
-          name: 'X-CSRF-Token',
-          in: 'header',
-          required: true,
-          schema: { type: 'string' },
-          description: 'The csrf_token of the session',
-        },
-      ],
+      headers: { 'X-CSRF-Token': z.string().meta({ description: 'The csrf_token of the session' }) },
       responses: {
         '200': {
           description: 'Signed out',

@@ -1,14 +1,11 @@
+import { alternativeAnswer, initAnswer, submitAnswer } from '@gatehouse/core/challenges/wire';
 import { success } from '@gatehouse/core/errors';
 import { openCors } from '@gatehouse/core/http';
+import { bodyErrors, errors, ok } from '../answers.ts';
 import { alternativeBody, requestAlternative } from '../challenges/alternative.ts';
 import { initBody, initChallenge } from '../challenges/init.ts';
 import { submitBody, submitChallenge } from '../challenges/submit.ts';
-import { bodyErrors, challengeStart, errors, json, ok } from '../openapi-schemas.ts';
 import { type Route, route } from '../route-table.ts';
-
-const retryAfter = {
-  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
-};
 
 /**
  * The end-user half: called by the widget from the integrator's pages on any origin, with only the public
@@ -35,7 +32,7 @@ export const challengeRoutes: Route[] = [
       responses: {
         '200': {
           description: 'A challenge, or a dg_ token when the quota is exhausted',
-          ...json(ok(challengeStart)),
+          json: ok(initAnswer),
         },
         ...errors(
           ...bodyErrors,
@@ -87,19 +84,7 @@ export const challengeRoutes: Route[] = [
       responses: {
         '200': {
           description: 'The sealed ticket and its puzzle',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['ticket', 'pow', 'seconds', 'expires_in'],
-              properties: {
-                ticket: { type: 'string' },
-                pow: { type: 'object', description: 'Proof-of-work puzzle (core/src/pow).' },
-                seconds: { type: 'number', description: 'Expected solve time of one browser core' },
-                expires_in: { type: 'integer' },
-              },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(alternativeAnswer),
         },
         ...errors(
           ...bodyErrors,
@@ -108,8 +93,8 @@ export const challengeRoutes: Route[] = [
           'challenge_not_found',
           'challenge_expired',
           'database_unavailable',
+          'rate_limited',
         ),
-        '429': { ...errors('rate_limited')['429'], headers: retryAfter },
       },
     },
     body: alternativeBody,
@@ -128,18 +113,7 @@ export const challengeRoutes: Route[] = [
       responses: {
         '200': {
           description: 'The pass token',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['pass_token', 'challenge_id', 'expires_in'],
-              properties: {
-                pass_token: { type: 'string', pattern: '^pt_' },
-                challenge_id: { type: 'string', pattern: '^ch_' },
-                expires_in: { type: 'integer' },
-              },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(submitAnswer),
         },
         ...errors(
           ...bodyErrors,

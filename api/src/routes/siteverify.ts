@@ -20,7 +20,7 @@ import { findAppBySecret } from '../apps/secret-lookup.ts';
 import { unavailable } from '../database-health.ts';
 import type { Deps } from '../deps.ts';
 import { type Route, route } from '../route-table.ts';
-import { siteverifyDoc } from './siteverify-openapi.ts';
+import { siteverifyDoc } from './siteverify-answers.ts';
 import { checkToken } from './validate.ts';
 
 export { SITEVERIFY_PATHS };

@@ -6,6 +6,7 @@ import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSy
 import { GatehouseError } from '@gatehouse/core/errors';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Deps } from '../deps.ts';
 import { errors } from '../openapi-schemas.ts';
 import { type Route, route } from '../route-table.ts';
@@ -267,7 +268,7 @@ export const widgetRoutes: Route[] = [
     path: '/widget/{file}',
     doc: {
       summary: 'The web widget: gatehouse.js (loader) and its lazily loaded chunks',
-      pathParameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+      pathParameters: { file: z.string() },
       responses: {
         '200': {
           description: 'JavaScript',
