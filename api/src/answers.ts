@@ -1,6 +1,6 @@
 import { ERROR_STATUS, type ErrorCode, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
 import { z } from 'zod';
-import type { Answer, LegacyAnswer, RouteDoc } from './route-table.ts';
+import type { Answer, RouteDoc } from './route-table.ts';
 
 /*
  * The answer shapes the routes share, declared once as zod schemas: the error envelope, the success
@@ -168,16 +168,8 @@ export const standbyKeyView = z.strictObject({
  * limit of its own. Added here, once (the document's builder applies it), so no such operation can leave
  * it out.
  */
-export function withAuthThrottling(doc: RouteDoc): Record<string, Answer | LegacyAnswer> {
+export function withAuthThrottling(doc: RouteDoc): Record<string, Answer> {
   const schemes = (doc.security ?? []).flatMap((s) => Object.keys(s));
   if (!(schemes.includes('admin') || schemes.includes('appKey'))) return doc.responses;
-  const current = doc.responses['429'] as
-    | (Answer &
-        LegacyAnswer & {
-          content?: { 'application/json'?: { schema?: { properties?: { error?: { enum?: ErrorCode[] } } } } };
-        })
-    | undefined;
-  const codes =
-    current?.codes ?? current?.content?.['application/json']?.schema?.properties?.error?.enum ?? [];
-  return { ...doc.responses, ...errors(...codes, 'rate_limited') };
+  return { ...doc.responses, ...errors(...(doc.responses['429']?.codes ?? []), 'rate_limited') };
 }

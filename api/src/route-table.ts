@@ -75,21 +75,8 @@ export interface RouteDoc {
   pathParameters?: Record<string, z.ZodType>;
   /** For a route that reads its body itself: the body as documented, in these media types. */
   requestBody?: { description: string; schema: z.ZodType; types: readonly MediaType[]; required: boolean };
-  responses: Record<string, Answer | LegacyAnswer>;
+  responses: Record<string, Answer>;
 }
-
-/** A response object written as JSON Schema by hand: read as it is until every route declares zod. */
-export interface LegacyAnswer {
-  description: string;
-  content?: Record<string, { schema: object }>;
-  headers?: Record<string, object>;
-  links?: Record<string, object>;
-}
-
-const isLegacy = (answer: Answer | LegacyAnswer): answer is LegacyAnswer =>
-  [...Object.values(answer.content ?? {}), ...Object.values(answer.headers ?? {})].some(
-    (part) => !(part instanceof z.ZodType),
-  );
 
 export interface Route<
   B extends z.ZodType | undefined = z.ZodType | undefined,
@@ -175,7 +162,7 @@ export function mountRoutes(router: Router, routes: readonly Route[], services: 
  */
 export function documentPaths(
   routes: readonly Route[],
-  answers: (doc: RouteDoc) => Record<string, Answer | LegacyAnswer> = (doc) => doc.responses,
+  answers: (doc: RouteDoc) => Record<string, Answer> = (doc) => doc.responses,
 ): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of routes) {
@@ -226,8 +213,7 @@ export function documentPaths(
 }
 
 /** An OpenAPI response object from an answer's declaration. */
-function responseObject(answer: Answer | LegacyAnswer): object {
-  if (isLegacy(answer)) return answer;
+function responseObject(answer: Answer): object {
   const out: Record<string, unknown> = { description: answer.description };
   const bodies = { ...(answer.json ? { [MEDIA.json]: answer.json } : {}), ...answer.content };
   if (Object.keys(bodies).length > 0) {

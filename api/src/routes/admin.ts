@@ -2,11 +2,11 @@ import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import { type ErrorCode, GatehouseError, success } from '@gatehouse/core/errors';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
+import { adminAuth, appView, bodyErrors, errors, ok } from '../answers.ts';
 import { describeApp } from '../apps/repository.ts';
 import { appSettingsPatch, createAppBody } from '../apps/settings.ts';
 import { requireConsoleSession, sessionCookie } from '../console/session-cookie.ts';
 import type { ConsoleSessions } from '../console/sessions.ts';
-import { adminAuth, appView, bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
 import { type Route, type RouteServices, route } from '../route-table.ts';
 
 /** Body of POST .../rotate-secret and .../rotate-key; also used by the `gatehouse` command when it opens the database itself. */
@@ -82,17 +82,7 @@ export const adminRoutes: Route[] = [
       responses: {
         '200': {
           description: 'One page of apps',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['apps', 'next_cursor'],
-              properties: {
-                apps: { type: 'array', items: appView },
-                next_cursor: { type: ['string', 'null'] },
-              },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(z.strictObject({ apps: z.array(appView), next_cursor: z.string().nullable() })),
         },
         ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
@@ -117,7 +107,7 @@ export const adminRoutes: Route[] = [
       summary: 'Create an app; the answer is the only time its secret is shown',
       security: adminAuth,
       responses: {
-        '201': { description: 'Created', ...json(ok(appView)), links: appLinks },
+        '201': { description: 'Created', json: ok(appView), links: appLinks },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
     },
@@ -136,7 +126,7 @@ export const adminRoutes: Route[] = [
     doc: {
       summary: 'One app',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors('invalid_request') },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
     },
     params: appKeyParams,
     use: adminGuard,
@@ -151,7 +141,7 @@ export const adminRoutes: Route[] = [
     doc: {
       summary: 'Change settings',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors(...bodyErrors) },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors(...bodyErrors) },
     },
     body: appSettingsPatch,
     params: appKeyParams,
@@ -168,7 +158,7 @@ export const adminRoutes: Route[] = [
       summary: 'New secret; the previous one keeps working for grace_seconds (default one day)',
       security: adminAuth,
       responses: {
-        '200': { description: 'The app and its new secret', ...json(ok(appView)) },
+        '200': { description: 'The app and its new secret', json: ok(appView) },
         ...appErrors(...bodyErrors),
       },
     },
@@ -190,7 +180,7 @@ export const adminRoutes: Route[] = [
         'New public key; the previous one keeps naming the app (widgets, validation, standby, this API) for grace_seconds (default one day). Refused for an app managed by a custom resource.',
       security: adminAuth,
       responses: {
-        '200': { description: 'The app under its new key', ...json(ok(appView)), links: appLinks },
+        '200': { description: 'The app under its new key', json: ok(appView), links: appLinks },
         ...appErrors(...bodyErrors),
       },
     },
@@ -209,7 +199,7 @@ export const adminRoutes: Route[] = [
     doc: {
       summary: 'Disable an app: its credentials stop working at once',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors('invalid_request') },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
     },
     params: appKeyParams,
     use: adminGuard,
@@ -224,7 +214,7 @@ export const adminRoutes: Route[] = [
     doc: {
       summary: 'Enable a disabled app',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors('invalid_request') },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
     },
     params: appKeyParams,
     use: adminGuard,

@@ -1,5 +1,6 @@
-import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
-import { errors, json } from '../openapi-schemas.ts';
+import { standbyStoreState } from '@gatehouse/standby/store-check';
+import { z } from 'zod';
+import { errors } from '../answers.ts';
 import { type Route, route } from '../route-table.ts';
 
 /** Liveness (the process answers), readiness (the database answers) and Prometheus metrics. */
@@ -12,12 +13,7 @@ export const healthRoutes: Route[] = [
       responses: {
         '200': {
           description: 'Alive',
-          ...json({
-            type: 'object',
-            required: ['status'],
-            properties: { status: { const: 'ok' } },
-            additionalProperties: false,
-          }),
+          json: z.strictObject({ status: z.literal('ok') }),
         },
       },
     },
@@ -36,15 +32,10 @@ export const healthRoutes: Route[] = [
       responses: {
         '200': {
           description: 'Ready',
-          ...json({
-            type: 'object',
-            required: ['status', 'database'],
-            properties: {
-              status: { const: 'ready' },
-              database: { enum: ['pglite', 'postgres'] },
-              standby_store: STANDBY_STORE,
-            },
-            additionalProperties: false,
+          json: z.strictObject({
+            status: z.literal('ready'),
+            database: z.enum(['pglite', 'postgres']),
+            standby_store: standbyStoreState.optional(),
           }),
         },
         ...errors('database_unavailable'),

@@ -2,7 +2,7 @@ import { success } from '@gatehouse/core/errors';
 import { regionSyncCredential, STANDBY_REGION } from '@gatehouse/core/standby-keys';
 import { STANDBY_KID } from '@gatehouse/core/tokens';
 import { z } from 'zod';
-import { adminAuth, bodyErrors, errors, json, ok, standbyKeyView } from '../openapi-schemas.ts';
+import { adminAuth, bodyErrors, errors, ok, standbyKeyView } from '../answers.ts';
 import { type Route, route } from '../route-table.ts';
 import { adminGuard } from './admin.ts';
 
@@ -27,14 +27,7 @@ export const standbyKeyRoutes: Route[] = [
       responses: {
         '200': {
           description: 'Keys',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['keys'],
-              properties: { keys: { type: 'array', items: standbyKeyView } },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(z.strictObject({ keys: z.array(standbyKeyView) })),
         },
         ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
       },
@@ -52,7 +45,7 @@ export const standbyKeyRoutes: Route[] = [
       summary: 'New active key for a region; the previous one only verifies the tokens it minted before',
       security: adminAuth,
       responses: {
-        '200': { description: 'The new key', ...json(ok(standbyKeyView)) },
+        '200': { description: 'The new key', json: ok(standbyKeyView) },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
     },
@@ -75,14 +68,7 @@ export const standbyKeyRoutes: Route[] = [
       responses: {
         '200': {
           description: 'The credential (a secret)',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['region', 'sync_token'],
-              properties: { region: { type: 'string' }, sync_token: { type: 'string', pattern: '^sr_' } },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(z.strictObject({ region: z.string(), sync_token: z.string().regex(/^sr_/) })),
         },
         ...errors(...bodyErrors, 'unauthorized'),
       },
@@ -104,7 +90,7 @@ export const standbyKeyRoutes: Route[] = [
         'Revoke a key: every checker refuses its tokens from the next request on; an active key is replaced',
       security: adminAuth,
       responses: {
-        '200': { description: 'The revoked key', ...json(ok(standbyKeyView)) },
+        '200': { description: 'The revoked key', json: ok(standbyKeyView) },
         ...errors(
           'invalid_request',
           'unauthorized',

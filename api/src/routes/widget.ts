@@ -7,8 +7,8 @@ import { GatehouseError } from '@gatehouse/core/errors';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { errors } from '../answers.ts';
 import type { Deps } from '../deps.ts';
-import { errors } from '../openapi-schemas.ts';
 import { type Route, route } from '../route-table.ts';
 import { contentEtag } from './pages.ts';
 
@@ -272,7 +272,7 @@ export const widgetRoutes: Route[] = [
       responses: {
         '200': {
           description: 'JavaScript',
-          content: { 'text/javascript': { schema: { type: 'string' } } },
+          content: { 'application/javascript': z.string() },
         },
         ...errors('not_found'),
       },
