@@ -15,7 +15,7 @@ const TABLE: Route[] = [
   route({
     method: 'post',
     path: '/items/{id}',
-    doc: { summary: 'Make an item', responses: { '201': { description: 'Made' } } },
+    doc: () => ({ summary: 'Make an item', responses: { '201': { description: 'Made' } } }),
     body: itemBody,
     params: { id: idParam },
     use: () => [
@@ -33,7 +33,7 @@ const TABLE: Route[] = [
   route({
     method: 'post',
     path: '/items/{id}/reset',
-    doc: { summary: 'Reset', responses: { '200': { description: 'Reset' } } },
+    doc: () => ({ summary: 'Reset', responses: { '200': { description: 'Reset' } } }),
     body: z.object({ to: z.number().int().default(0) }).strict(),
     bodyOptional: true,
     params: { id: idParam },
@@ -45,7 +45,7 @@ const TABLE: Route[] = [
   route({
     method: 'get',
     path: '/items',
-    doc: { summary: 'List items', responses: { '200': { description: 'Items' } } },
+    doc: () => ({ summary: 'List items', responses: { '200': { description: 'Items' } } }),
     query: z.object({
       limit: z.coerce.number().int().min(1).max(50).default(10).meta({ description: 'At most this many' }),
       after: z

@@ -73,8 +73,17 @@ export interface RouteDoc {
   headers?: Record<string, z.ZodType>;
   /** Path parameters the route checks itself (no `params` schema), described at the path's level. */
   pathParameters?: Record<string, z.ZodType>;
-  /** For a route that reads its body itself: the body as documented, in these media types. */
-  requestBody?: { description: string; schema: z.ZodType; types: readonly MediaType[]; required: boolean };
+  /**
+   * For a route that reads its body itself and refuses no body (it answers a malformed one in-band): the
+   * fields it reads, named and described in the body's description, under a schema that allows anything,
+   * so that the document calls no request invalid that the route accepts.
+   */
+  describedBody?: {
+    description: string;
+    fields: z.ZodObject;
+    types: readonly MediaType[];
+    required: boolean;
+  };
   responses: Record<string, Answer>;
 }
 
@@ -86,8 +95,12 @@ export interface Route<
   method: Method;
   /** The path in OpenAPI's form: `{name}` for a parameter. */
   path: string;
-  /** What the document says of it; false for a route the document leaves out (pages, CORS preflights). */
-  doc: RouteDoc | false;
+  /**
+   * What the document says of it; false for a route the document leaves out (pages, CORS preflights).
+   * Built when the document is (on its first request), so its schemas take no memory in a replica that
+   * never serves it.
+   */
+  doc: (() => RouteDoc) | false;
   /** The request body's schema: read and checked (readBody) before the handler runs. */
   body?: B;
   /** Media types the body may come as; JSON unless said. */
@@ -167,12 +180,13 @@ export function documentPaths(
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of routes) {
     if (spec.doc === false) continue;
+    const doc = spec.doc();
     const item = paths[spec.path] ?? {};
     paths[spec.path] = item;
     if (spec.params) {
       item.parameters = Object.entries(spec.params).map(([name, schema]) => pathParameter(name, schema));
     }
-    const { summary, description, security, headers, pathParameters, requestBody } = spec.doc;
+    const { summary, description, security, headers, pathParameters, describedBody } = doc;
     if (pathParameters) {
       item.parameters = Object.entries(pathParameters).map(([name, schema]) => ({
         name,
@@ -189,12 +203,12 @@ export function documentPaths(
       ...(headers ? parameters('header', answerSchema(z.object(headers))) : []),
     ];
     if (all.length > 0) op.parameters = all;
-    if (requestBody !== undefined) {
-      const schema = answerSchema(requestBody.schema);
+    if (describedBody !== undefined) {
+      const { description: text, fields, types, required } = describedBody;
       op.requestBody = {
-        description: requestBody.description,
-        required: requestBody.required,
-        content: Object.fromEntries(requestBody.types.map((type) => [MEDIA[type], { schema }])),
+        description: `${text} ${fieldList(fields)}`,
+        required,
+        content: Object.fromEntries(types.map((type) => [MEDIA[type], { schema: {} }])),
       };
     }
     if (spec.body) {
@@ -205,7 +219,7 @@ export function documentPaths(
       op.requestBody = { required: !spec.bodyOptional, content };
     }
     op.responses = Object.fromEntries(
-      Object.entries(answers(spec.doc)).map(([status, answer]) => [status, responseObject(answer)]),
+      Object.entries(answers(doc)).map(([status, answer]) => [status, responseObject(answer)]),
     );
     item[spec.method] = op;
   }
@@ -231,6 +245,19 @@ function responseObject(answer: Answer): object {
   }
   if (answer.links) out.links = answer.links;
   return out;
+}
+
+/** `Fields: name (optional): description; ...`, from an object schema's properties. */
+function fieldList(fields: z.ZodObject): string {
+  const { properties = {}, required = [] } = answerSchema(fields) as {
+    properties?: Record<string, { description?: string }>;
+    required?: string[];
+  };
+  const each = Object.entries(properties).map(
+    ([name, { description }]) =>
+      `${name}${required.includes(name) ? '' : ' (optional)'}${description ? `: ${description}` : ''}`,
+  );
+  return `Fields: ${each.join('; ')}.`;
 }
 
 /** The parameters an object schema names, each described by its property's JSON Schema. */

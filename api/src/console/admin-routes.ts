@@ -68,7 +68,7 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/apps/{appKey}/usage',
-    doc: {
+    doc: () => ({
       summary: "An app's usage per hour (from the rollups) and this month's quota use, for the console",
       security: adminAuth,
       responses: {
@@ -85,7 +85,7 @@ export const consoleAdminRoutes: Route[] = [
         },
         ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable'),
       },
-    },
+    }),
     params: { appKey: appKeyParam },
     query: usageQuery,
     use: adminGuard,
@@ -111,7 +111,7 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/usage',
-    doc: {
+    doc: () => ({
       summary:
         "Every app's usage summed over the last hours, and the totals across apps, for the console's overview",
       security: adminAuth,
@@ -136,7 +136,7 @@ export const consoleAdminRoutes: Route[] = [
         },
         ...errors('invalid_request', 'unauthorized', 'database_unavailable'),
       },
-    },
+    }),
     query: usageQuery,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -167,7 +167,7 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/risk/decisions',
-    doc: {
+    doc: () => ({
       summary: "This instance's most recent risk decisions with their reasons, newest first",
       security: adminAuth,
       responses: {
@@ -177,7 +177,7 @@ export const consoleAdminRoutes: Route[] = [
         },
         ...errors('invalid_request', 'unauthorized'),
       },
-    },
+    }),
     query: decisionsQuery,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -188,7 +188,7 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/risk/preview',
-    doc: {
+    doc: () => ({
       summary:
         "What a visitor would get under an app's policy (or a proposed one): score, tier, reasons; counts nothing",
       security: adminAuth,
@@ -208,7 +208,7 @@ export const consoleAdminRoutes: Route[] = [
         },
         ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable'),
       },
-    },
+    }),
     body: previewBody,
     use: adminGuard,
     handler: ({ deps }) => {
@@ -261,7 +261,7 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/standby/status',
-    doc: {
+    doc: () => ({
       summary: "Each published standby host's own state (its /status); unreachable hosts are unknown",
       security: adminAuth,
       responses: {
@@ -276,7 +276,7 @@ export const consoleAdminRoutes: Route[] = [
         },
         ...errors('unauthorized'),
       },
-    },
+    }),
     use: adminGuard,
     handler: ({ deps }) =>
       async function standbyStatus() {

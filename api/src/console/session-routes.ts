@@ -44,7 +44,7 @@ export const consoleSessionRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/session',
-    doc: {
+    doc: () => ({
       summary: "The console's sign-in: exchanges the admin token for a session cookie",
       description:
         "Sets an HttpOnly, SameSite=Strict cookie (`__Host-gatehouse_console`, Secure, over HTTPS; `gatehouse_console` over plain HTTP) that the admin API accepts in place of the bearer token. A request signed in by the cookie that changes something must carry the session's `csrf_token` in `X-CSRF-Token`. The session ends at sign-out, after 30 minutes without a request, 12 hours after sign-in, or when the admin token changes. A wrong token counts as a failed admin authentication.",
@@ -53,7 +53,7 @@ export const consoleSessionRoutes: Route[] = [
         '201': { description: 'Signed in', json: ok(session) },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     body: signInBody,
     handler: ({ deps }) =>
       async function signIn(ctx, { body: { admin_token } }) {
@@ -72,14 +72,14 @@ export const consoleSessionRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/session',
-    doc: {
+    doc: () => ({
       summary: "The cookie's console session, with its CSRF token (401 when there is none or it ended)",
       security: [],
       responses: {
         '200': { description: 'Signed in', json: ok(session) },
         ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     handler: ({ deps }) =>
       async function currentSession(ctx) {
         const id = sessionCookie(ctx);
@@ -92,7 +92,7 @@ export const consoleSessionRoutes: Route[] = [
   route({
     method: 'delete',
     path: '/admin/v1/session',
-    doc: {
+    doc: () => ({
       summary: "Signs the console out: the cookie's session ends on every instance (needs X-CSRF-Token)",
       security: [],
       headers: { 'X-CSRF-Token': z.string().meta({ description: 'The csrf_token of the session' }) },
@@ -103,7 +103,7 @@ export const consoleSessionRoutes: Route[] = [
         },
         ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     handler: ({ deps }) =>
       async function signOut(ctx) {
         const id = sessionCookie(ctx);

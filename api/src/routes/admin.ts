@@ -76,7 +76,7 @@ export const adminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/apps',
-    doc: {
+    doc: () => ({
       summary: 'List apps, a page at a time in creation order; follow next_cursor until it is null',
       security: adminAuth,
       responses: {
@@ -86,7 +86,7 @@ export const adminRoutes: Route[] = [
         },
         ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     query: listAppsQuery,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -103,14 +103,14 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps',
-    doc: {
+    doc: () => ({
       summary: 'Create an app; the answer is the only time its secret is shown',
       security: adminAuth,
       responses: {
         '201': { description: 'Created', json: ok(appView), links: appLinks },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     body: createAppBody,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -123,11 +123,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/apps/{appKey}',
-    doc: {
+    doc: () => ({
       summary: 'One app',
       security: adminAuth,
       responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
-    },
+    }),
     params: appKeyParams,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -138,11 +138,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'patch',
     path: '/admin/v1/apps/{appKey}',
-    doc: {
+    doc: () => ({
       summary: 'Change settings',
       security: adminAuth,
       responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors(...bodyErrors) },
-    },
+    }),
     body: appSettingsPatch,
     params: appKeyParams,
     use: adminGuard,
@@ -154,14 +154,14 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/rotate-secret',
-    doc: {
+    doc: () => ({
       summary: 'New secret; the previous one keeps working for grace_seconds (default one day)',
       security: adminAuth,
       responses: {
         '200': { description: 'The app and its new secret', json: ok(appView) },
         ...appErrors(...bodyErrors),
       },
-    },
+    }),
     body: rotateBody,
     bodyOptional: true,
     params: appKeyParams,
@@ -175,7 +175,7 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/rotate-key',
-    doc: {
+    doc: () => ({
       summary:
         'New public key; the previous one keeps naming the app (widgets, validation, standby, this API) for grace_seconds (default one day). Refused for an app managed by a custom resource.',
       security: adminAuth,
@@ -183,7 +183,7 @@ export const adminRoutes: Route[] = [
         '200': { description: 'The app under its new key', json: ok(appView), links: appLinks },
         ...appErrors(...bodyErrors),
       },
-    },
+    }),
     body: rotateBody,
     bodyOptional: true,
     params: appKeyParams,
@@ -196,11 +196,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/disable',
-    doc: {
+    doc: () => ({
       summary: 'Disable an app: its credentials stop working at once',
       security: adminAuth,
       responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
-    },
+    }),
     params: appKeyParams,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -211,11 +211,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/enable',
-    doc: {
+    doc: () => ({
       summary: 'Enable a disabled app',
       security: adminAuth,
       responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
-    },
+    }),
     params: appKeyParams,
     use: adminGuard,
     handler: ({ deps }) =>

@@ -26,7 +26,7 @@ export const challengeRoutes: Route[] = [
     method: 'post',
     path: '/v1/challenge/init',
     hot: true,
-    doc: {
+    doc: () => ({
       summary:
         'Start a challenge (called by the widget, public app key only). Scored here; the tier is chosen server-side. See docs/protocol.md.',
       responses: {
@@ -52,7 +52,7 @@ export const challengeRoutes: Route[] = [
           'service_unavailable',
         ),
       },
-    },
+    }),
     body: initBody,
     use: () => [openCors],
     handler: ({ deps }) =>
@@ -78,7 +78,7 @@ export const challengeRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/challenge/alternative',
-    doc: {
+    doc: () => ({
       summary:
         'The accessible alternative to an image challenge: a longer proof-of-work instead of the picture, one per challenge, limited per address and hour (docs/accessibility.md). Submit its solution with the original challenge as answer: {alternative: ticket, pow: solution}.',
       responses: {
@@ -96,7 +96,7 @@ export const challengeRoutes: Route[] = [
           'rate_limited',
         ),
       },
-    },
+    }),
     body: alternativeBody,
     use: () => [openCors],
     handler: ({ deps }) =>
@@ -107,7 +107,7 @@ export const challengeRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/challenge/submit',
-    doc: {
+    doc: () => ({
       summary:
         'Submit the proof-of-work solution and/or the image answer; one solved challenge yields one pass token.',
       responses: {
@@ -125,7 +125,7 @@ export const challengeRoutes: Route[] = [
           'database_unavailable',
         ),
       },
-    },
+    }),
     body: submitBody,
     use: () => [openCors],
     handler: ({ deps }) =>

@@ -8,7 +8,7 @@ export const healthRoutes: Route[] = [
   route({
     method: 'get',
     path: '/healthz',
-    doc: {
+    doc: () => ({
       summary: 'Liveness',
       responses: {
         '200': {
@@ -16,7 +16,7 @@ export const healthRoutes: Route[] = [
           json: z.strictObject({ status: z.literal('ok') }),
         },
       },
-    },
+    }),
     handler: () =>
       function healthz() {
         return { status: 'ok' };
@@ -25,7 +25,7 @@ export const healthRoutes: Route[] = [
   route({
     method: 'get',
     path: '/readyz',
-    doc: {
+    doc: () => ({
       description:
         'standby_store.warning: a configuration that loses outage tokens after a recovery (STANDBY_STORE_URL unset while standby hosts are published); not a reason to be unready.',
       summary: 'Readiness: the database answers',
@@ -40,7 +40,7 @@ export const healthRoutes: Route[] = [
         },
         ...errors('database_unavailable'),
       },
-    },
+    }),
     handler: ({ deps, databaseHealth }) =>
       async function readyz() {
         // Fails with 503 database_unavailable, so the standby takes over; logged once per state change.
@@ -55,7 +55,7 @@ export const healthRoutes: Route[] = [
   route({
     method: 'get',
     path: '/metrics',
-    doc: { summary: 'Prometheus metrics', responses: { '200': { description: 'Metrics text' } } },
+    doc: () => ({ summary: 'Prometheus metrics', responses: { '200': { description: 'Metrics text' } } }),
     handler: ({ deps }) =>
       async function metrics(ctx) {
         ctx.type = deps.metrics.registry.contentType;

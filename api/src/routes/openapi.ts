@@ -5,7 +5,7 @@ export const openapiRoutes: Route[] = [
   route({
     method: 'get',
     path: '/openapi.json',
-    doc: {
+    doc: () => ({
       summary: 'This document',
       responses: {
         '200': {
@@ -13,7 +13,7 @@ export const openapiRoutes: Route[] = [
           json: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
         },
       },
-    },
+    }),
     handler: () =>
       // Built on the first request, not at start-up: every endpoint's zod schemas turned into JSON Schema
       // would sit in every replica's resident memory from the start, for a document few of them serve.

@@ -11,7 +11,7 @@ export const serverTokenRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/server/challenge/issue',
-    doc: {
+    doc: () => ({
       summary: 'Issue a server token (sct_) for challenge initialization. Server-to-server.',
       security: appAuth,
       responses: {
@@ -27,7 +27,7 @@ export const serverTokenRoutes: Route[] = [
           'rate_limited',
         ),
       },
-    },
+    }),
     body: issueServerTokenBody,
     bodyTypes: ['form', 'json'],
     use: ({ deps }) => [authenticateApp(deps.apps)],

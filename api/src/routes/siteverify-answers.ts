@@ -6,7 +6,8 @@ import type { Answer, RouteDoc } from '../route-table.ts';
 /*
  * The siteverify-compatible endpoints' requests and answers, for the OpenAPI document. Their request
  * bodies are described, not constrained: like the vendors, they read any body and answer a malformed one
- * in-band (HTTP 200, `success: false`, `bad-request`), so there is no request a schema could call invalid.
+ * in-band (HTTP 200, `success: false`, `bad-request`), so there is no request a schema could call invalid
+ * (the route table's `describedBody`).
  */
 
 const text = z.string().optional();
@@ -55,20 +56,17 @@ const vendorAnswer = (vendor: Vendor) =>
     ...ANSWERS[vendor],
   });
 
-/** The request's fields (docs/protocol.md), as the vendors take them; any other body is answered in-band. */
-export const siteverifyFields = z.union([
-  z.looseObject({
-    secret: z.string().meta({ description: 'The app secret' }),
-    response: z.string().meta({ description: 'The token the widget gave the page' }),
-    remoteip: z.string().optional().meta({ description: "The visitor's address, compared with the token's" }),
-    idempotency_key: z
-      .string()
-      .optional()
-      .meta({ format: 'uuid', description: 'A retry with the same key gets the same answer' }),
-    sitekey: z.string().optional().meta({ description: 'hCaptcha: the app key the token must be for' }),
-  }),
-  z.unknown().meta({ description: 'Any other body: answered in-band (bad-request), never refused' }),
-]);
+/** The request's fields as the vendors name them (docs/protocol.md). */
+export const siteverifyFields = z.object({
+  secret: z.string().meta({ description: 'the app secret' }),
+  response: z.string().meta({ description: 'the token the widget gave the page' }),
+  remoteip: z.string().optional().meta({ description: "the visitor's address, compared with the token's" }),
+  idempotency_key: z
+    .string()
+    .optional()
+    .meta({ description: 'a UUID: a retry with the same key gets the same answer' }),
+  sitekey: z.string().optional().meta({ description: 'hCaptcha only: the app key the token must be for' }),
+});
 
 /** The document's operation for one vendor's siteverify path. */
 export function siteverifyDoc(vendor: Vendor): RouteDoc {
@@ -77,10 +75,10 @@ export function siteverifyDoc(vendor: Vendor): RouteDoc {
   return {
     summary: `Siteverify-compatible with ${TITLES[vendor]}: the vendor's request and answer, Gatehouse's validation.`,
     // Not required either: a missing body is answered in-band (`missing-input-secret`), as the vendors do.
-    requestBody: {
+    describedBody: {
       description:
-        'secret (the app secret), response (the token), and optionally remoteip, idempotency_key, sitekey (hCaptcha): docs/protocol.md.',
-      schema: siteverifyFields,
+        "The vendor's fields (docs/protocol.md); a body without them is answered in-band (bad-request), as the vendors do.",
+      fields: siteverifyFields,
       types: ['form', 'multipart', 'json'],
       required: false,
     },

@@ -37,7 +37,7 @@ export const siteverifyRoutes: Route[] = (Object.entries(SITEVERIFY_PATHS) as [V
     route({
       method: 'post',
       path,
-      doc: siteverifyDoc(vendor),
+      doc: () => siteverifyDoc(vendor),
       handler: ({ deps }) =>
         async function siteverify(ctx) {
           let outcome: Outcome;

@@ -20,7 +20,7 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/standby-keys',
-    doc: {
+    doc: () => ({
       summary:
         'The standby keyring: one offline_ signing key per region, with its state (never the key itself)',
       security: adminAuth,
@@ -31,7 +31,7 @@ export const standbyKeyRoutes: Route[] = [
         },
         ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     use: adminGuard,
     handler: ({ deps }) =>
       async function listStandbyKeys() {
@@ -41,14 +41,14 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/standby-keys/rotate',
-    doc: {
+    doc: () => ({
       summary: 'New active key for a region; the previous one only verifies the tokens it minted before',
       security: adminAuth,
       responses: {
         '200': { description: 'The new key', json: ok(standbyKeyView) },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     body: rotateStandbyKeyBody,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -61,7 +61,7 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/standby-keys/sync-credential',
-    doc: {
+    doc: () => ({
       summary:
         "The sync credential for one region's standby: it reads that region's snapshot only (derived from STANDBY_SYNC_TOKEN)",
       security: adminAuth,
@@ -72,7 +72,7 @@ export const standbyKeyRoutes: Route[] = [
         },
         ...errors(...bodyErrors, 'unauthorized'),
       },
-    },
+    }),
     body: rotateStandbyKeyBody,
     use: adminGuard,
     // A secret: shown to the admin token alone, never logged.
@@ -85,7 +85,7 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/standby-keys/{kid}/revoke',
-    doc: {
+    doc: () => ({
       summary:
         'Revoke a key: every checker refuses its tokens from the next request on; an active key is replaced',
       security: adminAuth,
@@ -99,7 +99,7 @@ export const standbyKeyRoutes: Route[] = [
           'database_unavailable',
         ),
       },
-    },
+    }),
     params: { kid: standbyKidParam },
     use: adminGuard,
     handler: ({ deps }) =>

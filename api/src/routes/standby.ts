@@ -23,7 +23,7 @@ export const standbyRoutes: Route[] = [
   route({
     method: 'get',
     path: '/v1/standby',
-    doc: {
+    doc: () => ({
       summary: 'Where the standby hosts are (SDKs and the widget fail over to them on their own)',
       responses: {
         '200': {
@@ -31,7 +31,7 @@ export const standbyRoutes: Route[] = [
           json: ok(z.strictObject({ bypass: z.array(z.string()), fallback: z.array(z.string()) })),
         },
       },
-    },
+    }),
     handler: ({ deps }) =>
       function standbyHosts(ctx) {
         ctx.set('Access-Control-Allow-Origin', '*');
@@ -45,7 +45,7 @@ export const standbyRoutes: Route[] = [
   route({
     method: 'get',
     path: '/internal/v1/standby/snapshot',
-    doc: {
+    doc: () => ({
       summary:
         "The snapshot a region's standby keeps (apps, secret hashes, the region's signing keys); the standby sync credential only, never the admin token",
       security: syncAuth,
@@ -53,7 +53,7 @@ export const standbyRoutes: Route[] = [
         '200': { description: 'The snapshot', json: ok(snapshotSchema) },
         ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     query: snapshotQuery,
     handler: ({ deps }) =>
       async function snapshot(ctx, { query: { region } }) {

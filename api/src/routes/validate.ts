@@ -94,7 +94,7 @@ export const validateRoutes: Route[] = [
     method: 'post',
     path: '/v1/validate',
     hot: true,
-    doc: {
+    doc: () => ({
       summary: 'Validate a pass token (pt_) or a degraded token (dg_). Server-to-server.',
       security: appAuth,
       responses: {
@@ -111,7 +111,7 @@ export const validateRoutes: Route[] = [
           'rate_limited',
         ),
       },
-    },
+    }),
     body: validateBody,
     use: ({ deps }) => [authenticateApp(deps.apps)],
     handler({ deps }) {

@@ -266,7 +266,7 @@ export const widgetRoutes: Route[] = [
   route({
     method: 'get',
     path: '/widget/{file}',
-    doc: {
+    doc: () => ({
       summary: 'The web widget: gatehouse.js (loader) and its lazily loaded chunks',
       pathParameters: { file: z.string() },
       responses: {
@@ -276,7 +276,7 @@ export const widgetRoutes: Route[] = [
         },
         ...errors('not_found'),
       },
-    },
+    }),
     handler: ({ deps }) => {
       const serve = serverOf(deps);
       return async function widget(ctx) {
