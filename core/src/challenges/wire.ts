@@ -51,7 +51,9 @@ export const submitAnswer = z.strictObject({
 
 /** `data` of POST /v1/challenge/alternative: the accessible alternative's sealed ticket and its puzzle. */
 export const alternativeAnswer = z.strictObject({
-  ticket: z.string(),
+  ticket: z.string().meta({
+    description: 'Sealed: submitted back as answer.alternative with answer.pow, the solution of pow.',
+  }),
   pow: opaque('Proof-of-work puzzle (core/src/pow).'),
   seconds: z.number().meta({ description: 'Expected solve time of one browser core' }),
   expires_in: z.int(),
