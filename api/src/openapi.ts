@@ -1,13 +1,14 @@
-import { captchaArgs, errorEnvelope, withAuthThrottling } from './openapi-schemas.ts';
+import { captchaArgs, errorEnvelope, withAuthThrottling } from './answers.ts';
+import { answerSchema } from './json-schema.ts';
 import { OPENAPI_TAGS, withTags } from './openapi-tags.ts';
 import { documentPaths } from './route-table.ts';
 import { API_ROUTES } from './routes/index.ts';
 
 /**
- * The OpenAPI 3.1 document of the main API, its paths built from the route table (routes/index.ts): each
+ * The OpenAPI 3.1 document of the main API, built from the route table (routes/index.ts): each
  * operation's request schemas are the zod schemas its route reads with, so the document cannot drift from
- * what is enforced; its answers are described on the route, and every test response is checked against
- * them (api/test/openapi-contract.test.ts).
+ * what is enforced; its answers are the zod declarations on the route (answers.ts holds the shared ones),
+ * and every test response is checked against them (api/test/openapi-contract.test.ts).
  */
 export const openapiDocument = {
   openapi: '3.1.0',
@@ -28,10 +29,10 @@ export const openapiDocument = {
         description: 'STANDBY_SYNC_TOKEN; the admin token is refused',
       },
     },
-    schemas: { ErrorEnvelope: errorEnvelope(), CaptchaArgs: captchaArgs },
+    schemas: { ErrorEnvelope: answerSchema(errorEnvelope()), CaptchaArgs: answerSchema(captchaArgs) },
   },
   tags: OPENAPI_TAGS,
-  paths: withAuthThrottling(documentPaths(API_ROUTES)),
+  paths: documentPaths(API_ROUTES, withAuthThrottling),
 } as const;
 
 // Every operation in its group (openapi-tags.ts), whichever file declared it.

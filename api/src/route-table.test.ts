@@ -15,7 +15,7 @@ const TABLE: Route[] = [
   route({
     method: 'post',
     path: '/items/{id}',
-    doc: { summary: 'Make an item', responses: { '201': { description: 'Made' } } },
+    doc: () => ({ summary: 'Make an item', responses: { '201': { description: 'Made' } } }),
     body: itemBody,
     params: { id: idParam },
     use: () => [
@@ -33,7 +33,7 @@ const TABLE: Route[] = [
   route({
     method: 'post',
     path: '/items/{id}/reset',
-    doc: { summary: 'Reset', responses: { '200': { description: 'Reset' } } },
+    doc: () => ({ summary: 'Reset', responses: { '200': { description: 'Reset' } } }),
     body: z.object({ to: z.number().int().default(0) }).strict(),
     bodyOptional: true,
     params: { id: idParam },
@@ -45,7 +45,7 @@ const TABLE: Route[] = [
   route({
     method: 'get',
     path: '/items',
-    doc: { summary: 'List items', responses: { '200': { description: 'Items' } } },
+    doc: () => ({ summary: 'List items', responses: { '200': { description: 'Items' } } }),
     query: z.object({
       limit: z.coerce.number().int().min(1).max(50).default(10).meta({ description: 'At most this many' }),
       after: z
@@ -164,5 +164,80 @@ describe('the route table', () => {
     });
     const reset = paths['/items/{id}/reset']!.post as { requestBody: { required: boolean } };
     expect(reset.requestBody.required).toBe(false);
+  });
+
+  it("writes each answer's zod declarations as JSON Schema of what is sent, and the doc-only parts", () => {
+    const item = z.object({ id: z.string().regex(/^it_/), made: z.int() });
+    const paths = documentPaths([
+      route({
+        method: 'post',
+        path: '/forms',
+        doc: () => ({
+          summary: 'Take a form',
+          headers: {
+            'X-Token': z.string().meta({ description: 'The form token' }),
+            'X-Trace': z.string().optional(),
+          },
+          describedBody: {
+            description: 'Anything goes.',
+            fields: z.object({ a: z.string().meta({ description: 'first' }), b: z.string().optional() }),
+            types: ['form', 'json'],
+            required: false,
+          },
+          responses: {
+            '200': { description: 'The item', json: item, links: { Next: { operationId: 'x' } } },
+            '204': { description: 'Nothing' },
+            '429': {
+              description: 'Slow down',
+              json: z.looseObject({ wait: z.int() }),
+              headers: { 'Retry-After': z.int().min(0).meta({ description: 'Seconds' }) },
+            },
+          },
+        }),
+        handler: () => () => undefined,
+      }),
+    ]);
+    const op = paths['/forms']!.post as {
+      parameters: object[];
+      requestBody: object;
+      responses: Record<string, { content: Record<string, { schema: object }>; headers?: object }>;
+    };
+    expect(op.parameters).toEqual([
+      {
+        name: 'X-Token',
+        in: 'header',
+        required: true,
+        description: 'The form token',
+        schema: { type: 'string' },
+      },
+      { name: 'X-Trace', in: 'header', required: false, schema: { type: 'string' } },
+    ]);
+    expect(op.requestBody).toEqual({
+      description: 'Anything goes. Fields: a: first; b (optional).',
+      required: false,
+      content: { 'application/x-www-form-urlencoded': { schema: {} }, 'application/json': { schema: {} } },
+    });
+    // Read as output: an object is closed, no dialect is named, no safe-integer bounds.
+    expect(op.responses['200']).toEqual({
+      description: 'The item',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: { id: { type: 'string', pattern: '^it_' }, made: { type: 'integer' } },
+            required: ['id', 'made'],
+            additionalProperties: false,
+          },
+        },
+      },
+      links: { Next: { operationId: 'x' } },
+    });
+    expect(op.responses['204']).toEqual({ description: 'Nothing' });
+    expect(op.responses['429']!.content['application/json']!.schema).toMatchObject({
+      additionalProperties: {},
+    });
+    expect(op.responses['429']!.headers).toEqual({
+      'Retry-After': { description: 'Seconds', schema: { type: 'integer', minimum: 0 } },
+    });
   });
 });

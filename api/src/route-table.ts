@@ -1,10 +1,11 @@
+import type { ErrorCode } from '@gatehouse/core/errors';
 import { parseOrThrow, readBody, sendJson } from '@gatehouse/core/http';
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
 import type { DatabaseHealth } from './database-health.ts';
 import type { Deps } from './deps.ts';
-import { pathParameter, requestSchema } from './openapi-request.ts';
+import { answerSchema, pathParameter, requestSchema } from './json-schema.ts';
 
 /**
  * One route table: each route is declared once (method, path, request schemas, documented answers,
@@ -34,18 +35,56 @@ export interface RouteInput<
   query: Q extends QuerySchema ? z.output<Q> : undefined;
 }
 
-/** The operation object's hand-written part; requestBody and path parameters are derived. */
+type MediaType = 'json' | 'form' | 'multipart';
+
+const MEDIA: Record<MediaType, string> = {
+  json: 'application/json',
+  form: 'application/x-www-form-urlencoded',
+  multipart: 'multipart/form-data',
+};
+
+/**
+ * One documented answer of a status: JSON unless said, its body and headers as zod schemas (a value's
+ * description is its schema's `.meta({ description })`). Documentation only: nothing checks an answer
+ * against it at run time (the tests check every answer they receive against the document).
+ */
+export interface Answer {
+  description: string;
+  /** The JSON body's schema. */
+  json?: z.ZodType;
+  /** Bodies of other media types, by media type. */
+  content?: Record<string, z.ZodType>;
+  headers?: Record<string, z.ZodType>;
+  /** OpenAPI links: where the answer leads. */
+  links?: Record<string, object>;
+  /** The error codes an envelope answer names (errors() sets them), for what extends the answer. */
+  codes?: readonly ErrorCode[];
+}
+
+/** What the document says of a route beyond its schemas (the request body, path and query are derived). */
 export interface RouteDoc {
   summary: string;
   description?: string;
   security?: readonly Record<string, readonly string[]>[];
-  /** Header parameters (query parameters come from the route's `query` schema). */
-  parameters?: readonly object[];
-  /** Path parameters the route checks itself, described at the path's level. */
-  pathParameters?: readonly object[];
-  /** For a route without a body schema whose body is described, not constrained. */
-  requestBody?: object;
-  responses: Record<string, object>;
+  /**
+   * Header parameters the route's middleware reads and checks itself (required unless `.optional()`);
+   * the credentials of security schemes are not listed here.
+   */
+  headers?: Record<string, z.ZodType>;
+  /** Path parameters the route checks itself (no `params` schema), described at the path's level. */
+  pathParameters?: Record<string, z.ZodType>;
+  /**
+   * For a route that reads its body itself and refuses no body (it answers a malformed one in-band): the
+   * fields it reads, named and described in the body's description, under a schema that allows anything,
+   * so that the document calls no request invalid that the route accepts.
+   */
+  describedBody?: {
+    description: string;
+    fields: z.ZodObject;
+    types: readonly MediaType[];
+    required: boolean;
+  };
+  responses: Record<string, Answer>;
 }
 
 export interface Route<
@@ -56,12 +95,16 @@ export interface Route<
   method: Method;
   /** The path in OpenAPI's form: `{name}` for a parameter. */
   path: string;
-  /** What the document says of it; false for a route the document leaves out (pages, CORS preflights). */
-  doc: RouteDoc | false;
+  /**
+   * What the document says of it; false for a route the document leaves out (pages, CORS preflights).
+   * Built when the document is (on its first request), so its schemas take no memory in a replica that
+   * never serves it.
+   */
+  doc: (() => RouteDoc) | false;
   /** The request body's schema: read and checked (readBody) before the handler runs. */
   body?: B;
   /** Media types the body may come as; JSON unless said. */
-  bodyTypes?: readonly ('json' | 'form')[];
+  bodyTypes?: readonly Exclude<MediaType, 'multipart'>[];
   /** The body may be left out: the schema then parses `{}`. */
   bodyOptional?: true;
   /** Path parameters by name, each checked before the handler runs. */
@@ -125,49 +168,110 @@ export function mountRoutes(router: Router, routes: readonly Route[], services: 
   }
 }
 
-/** The OpenAPI `paths` object of the documented routes: one operation per route, in table order. */
-export function documentPaths(routes: readonly Route[]): Record<string, Record<string, unknown>> {
+/**
+ * The OpenAPI `paths` object of the documented routes: one operation per route, in table order, its
+ * schemas generated from the route's zod declarations. `answers` may extend a route's documented answers
+ * (a rule every operation of a kind follows) before they are written.
+ */
+export function documentPaths(
+  routes: readonly Route[],
+  answers: (doc: RouteDoc) => Record<string, Answer> = (doc) => doc.responses,
+): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of routes) {
     if (spec.doc === false) continue;
+    const doc = spec.doc();
     const item = paths[spec.path] ?? {};
     paths[spec.path] = item;
     if (spec.params) {
       item.parameters = Object.entries(spec.params).map(([name, schema]) => pathParameter(name, schema));
     }
-    const { summary, description, security, parameters, pathParameters, requestBody, responses } = spec.doc;
-    if (pathParameters) item.parameters = pathParameters;
+    const { summary, description, security, headers, pathParameters, describedBody } = doc;
+    if (pathParameters) {
+      item.parameters = Object.entries(pathParameters).map(([name, schema]) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: answerSchema(schema),
+      }));
+    }
     const op: Record<string, unknown> = { summary };
     if (description !== undefined) op.description = description;
     if (security !== undefined) op.security = security;
-    const all = [...(spec.query ? queryParameters(spec.query) : []), ...(parameters ?? [])];
+    const all = [
+      ...(spec.query ? parameters('query', requestSchema(spec.query)) : []),
+      ...(headers ? parameters('header', answerSchema(z.object(headers))) : []),
+    ];
     if (all.length > 0) op.parameters = all;
-    if (requestBody !== undefined) op.requestBody = requestBody;
+    if (describedBody !== undefined) {
+      const { description: text, fields, types, required } = describedBody;
+      op.requestBody = {
+        description: `${text} ${fieldList(fields)}`,
+        required,
+        content: Object.fromEntries(types.map((type) => [MEDIA[type], { schema: {} }])),
+      };
+    }
     if (spec.body) {
       const schema = requestSchema(spec.body);
       const content = Object.fromEntries(
-        (spec.bodyTypes ?? ['json']).map((type) => [
-          type === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
-          { schema },
-        ]),
+        (spec.bodyTypes ?? ['json']).map((type) => [MEDIA[type], { schema }]),
       );
       op.requestBody = { required: !spec.bodyOptional, content };
     }
-    op.responses = responses;
+    op.responses = Object.fromEntries(
+      Object.entries(answers(doc)).map(([status, answer]) => [status, responseObject(answer)]),
+    );
     item[spec.method] = op;
   }
   return paths;
 }
 
-/** The query parameters a query schema reads, each described by its property's JSON Schema. */
-function queryParameters(query: QuerySchema): object[] {
-  const schema = requestSchema(query) as { properties?: Record<string, object>; required?: string[] };
-  return Object.entries(schema.properties ?? {}).map(([name, property]) => {
+/** An OpenAPI response object from an answer's declaration. */
+function responseObject(answer: Answer): object {
+  const out: Record<string, unknown> = { description: answer.description };
+  const bodies = { ...(answer.json ? { [MEDIA.json]: answer.json } : {}), ...answer.content };
+  if (Object.keys(bodies).length > 0) {
+    out.content = Object.fromEntries(
+      Object.entries(bodies).map(([type, schema]) => [type, { schema: answerSchema(schema) }]),
+    );
+  }
+  if (answer.headers) {
+    out.headers = Object.fromEntries(
+      Object.entries(answer.headers).map(([name, schema]) => {
+        const { description, ...rest } = answerSchema(schema);
+        return [name, { ...(description === undefined ? {} : { description }), schema: rest }];
+      }),
+    );
+  }
+  if (answer.links) out.links = answer.links;
+  return out;
+}
+
+/** `Fields: name (optional): description; ...`, from an object schema's properties. */
+function fieldList(fields: z.ZodObject): string {
+  const { properties = {}, required = [] } = answerSchema(fields) as {
+    properties?: Record<string, { description?: string }>;
+    required?: string[];
+  };
+  const each = Object.entries(properties).map(
+    ([name, { description }]) =>
+      `${name}${required.includes(name) ? '' : ' (optional)'}${description ? `: ${description}` : ''}`,
+  );
+  return `Fields: ${each.join('; ')}.`;
+}
+
+/** The parameters an object schema names, each described by its property's JSON Schema. */
+function parameters(where: 'query' | 'header', schema: Record<string, unknown>): object[] {
+  const { properties = {}, required = [] } = schema as {
+    properties?: Record<string, object>;
+    required?: string[];
+  };
+  return Object.entries(properties).map(([name, property]) => {
     const { description, ...rest } = property as { description?: string };
     return {
       name,
-      in: 'query',
-      required: (schema.required ?? []).includes(name),
+      in: where,
+      required: required.includes(name),
       ...(description === undefined ? {} : { description }),
       schema: rest,
     };

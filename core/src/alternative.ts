@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import type { AlternativeAnswer } from './challenges/wire.ts';
 import { createPuzzle, flatPriceDifficulty, type Puzzle } from './pow/index.ts';
 import { MAX_SEALED_LENGTH, openJson, sealJson } from './sealed.ts';
 
@@ -62,14 +63,8 @@ export const alternativeBody = z.object({
 });
 export type AlternativeBody = z.infer<typeof alternativeBody>;
 
-export interface AlternativeResult {
-  /** Sealed; submitted back as `answer.alternative` with `answer.pow`, the solution of `pow`. */
-  ticket: string;
-  pow: unknown;
-  /** Expected seconds of one browser core, for the progress the widget announces. */
-  seconds: number;
-  expires_in: number;
-}
+/** The answer's wire type (challenges/wire.ts); its ticket is submitted back as `answer.alternative`. */
+export type AlternativeResult = AlternativeAnswer;
 
 const ticketSchema = z.object({ v: z.literal(1), id: z.string(), exp: z.number().int(), pow: z.unknown() });
 export type Ticket = z.infer<typeof ticketSchema>;

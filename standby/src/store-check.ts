@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Whether outage tokens survive a recovery. An `offline_` token is checked against the outage its region
  * recorded and spent in the standby's shared store (STANDBY_STORE_URL); a main API or a standby that keeps
@@ -5,12 +7,16 @@
  * refuses every outage token (`no_recorded_outage`). Only a process sharing its memory with the other
  * (`npm start`) may go without.
  */
-export interface StandbyStoreState {
-  /** The outage log and the spent tokens are where the main API and every standby see them. */
-  shared: boolean;
-  /** What is lost and how to fix it; null when nothing is. */
-  warning: string | null;
-}
+export const standbyStoreState = z.strictObject({
+  shared: z.boolean().meta({
+    description: 'The outage log and the spent tokens are where the main API and every standby see them.',
+  }),
+  warning: z
+    .string()
+    .nullable()
+    .meta({ description: 'What is lost and how to fix it; null when nothing is.' }),
+});
+export type StandbyStoreState = z.output<typeof standbyStoreState>;
 
 const FIX = 'set STANDBY_STORE_URL to the same Redis on the main API and on every standby process';
 
@@ -52,11 +58,3 @@ export function enforceStandbyStore(
   if (env.NODE_ENV === 'production') throw new Error(state.warning);
   warn(state.warning);
 }
-
-/** A StandbyStoreState in the main API's OpenAPI document (/readyz, the console's standby status). */
-export const STANDBY_STORE_SCHEMA = {
-  type: 'object',
-  required: ['shared', 'warning'],
-  properties: { shared: { type: 'boolean' }, warning: { type: ['string', 'null'] } },
-  additionalProperties: false,
-};

@@ -1,3 +1,4 @@
+import type { SubmitAnswer } from '@gatehouse/core/challenges/wire';
 import { GatehouseError } from '@gatehouse/core/errors';
 import { MAX_SEALED_LENGTH } from '@gatehouse/core/sealed';
 import { z } from 'zod';
@@ -19,11 +20,8 @@ export const submitBody = z.object({
 });
 export type SubmitBody = z.infer<typeof submitBody>;
 
-export interface SubmitResult {
-  pass_token: string;
-  challenge_id: string;
-  expires_in: number;
-}
+/** The answer's wire type (core/src/challenges/wire.ts), which the widget reads too. */
+export type SubmitResult = SubmitAnswer;
 
 /**
  * Answer submission: 1. open the sealed challenge (forged, altered or another app's: not found), and the

@@ -1,10 +1,10 @@
 import { appUsage } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
-import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
+import { standbyStoreState } from '@gatehouse/standby/store-check';
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { adminAuth, bodyErrors, counts, dateTime, errors, ok } from '../answers.ts';
 import { describeApp } from '../apps/repository.ts';
-import { adminAuth, bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
 import { quotaPeriod } from '../quotas/monthly-quota.ts';
 import { RiskEngine } from '../risk/engine.ts';
 import { resolvePolicy, riskPolicy } from '../risk/policy.ts';
@@ -48,19 +48,15 @@ const decisionsQuery = z
   })
   .strict();
 
-const decision = {
-  type: 'object',
-  required: ['at', 'app_key', 'action', 'ip', 'score', 'tier', 'reasons'],
-  properties: {
-    at: { type: 'string', format: 'date-time' },
-    app_key: { type: 'string' },
-    action: { type: 'string' },
-    ip: { type: 'string' },
-    score: { type: 'integer' },
-    tier: { type: 'string' },
-    reasons: { type: 'array', items: { type: 'string' } },
-  },
-};
+const decision = z.looseObject({
+  at: dateTime,
+  app_key: z.string(),
+  action: z.string(),
+  ip: z.string(),
+  score: z.int(),
+  tier: z.string(),
+  reasons: z.array(z.string()),
+});
 
 /**
  * What the console reads beyond apps: usage per hour (from the rollups) and across apps, recent risk decisions (this
@@ -72,46 +68,24 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/apps/{appKey}/usage',
-    doc: {
+    doc: () => ({
       summary: "An app's usage per hour (from the rollups) and this month's quota use, for the console",
       security: adminAuth,
       responses: {
         '200': {
           description:
             'Counts per hour, oldest first (metric names: challenge.TIER, submit.solved|failed, validate.VERDICT, token.KIND)',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['app_key', 'hours', 'quota'],
-              properties: {
-                app_key: { type: 'string' },
-                hours: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['hour', 'counts'],
-                    properties: {
-                      hour: { type: 'string', format: 'date-time' },
-                      counts: { type: 'object', additionalProperties: { type: 'integer' } },
-                    },
-                  },
-                },
-                quota: {
-                  type: 'object',
-                  required: ['period', 'used', 'monthly_quota'],
-                  properties: {
-                    period: { type: 'string' },
-                    used: { type: 'integer' },
-                    monthly_quota: { type: 'integer' },
-                  },
-                },
-              },
+          json: ok(
+            z.looseObject({
+              app_key: z.string(),
+              hours: z.array(z.looseObject({ hour: dateTime, counts })),
+              quota: z.looseObject({ period: z.string(), used: z.int(), monthly_quota: z.int() }),
             }),
           ),
         },
         ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable'),
       },
-    },
+    }),
     params: { appKey: appKeyParam },
     query: usageQuery,
     use: adminGuard,
@@ -137,41 +111,32 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/usage',
-    doc: {
+    doc: () => ({
       summary:
         "Every app's usage summed over the last hours, and the totals across apps, for the console's overview",
       security: adminAuth,
       responses: {
         '200': {
           description: 'Counts per app (current and previous key together) and in all',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['hours', 'apps', 'totals'],
-              properties: {
-                hours: { type: 'integer' },
-                apps: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['app_key', 'name', 'disabled', 'test_mode', 'counts'],
-                    properties: {
-                      app_key: { type: 'string' },
-                      name: { type: 'string' },
-                      disabled: { type: 'boolean' },
-                      test_mode: { type: 'boolean' },
-                      counts: { type: 'object', additionalProperties: { type: 'integer' } },
-                    },
-                  },
-                },
-                totals: { type: 'object', additionalProperties: { type: 'integer' } },
-              },
+          json: ok(
+            z.strictObject({
+              hours: z.int(),
+              apps: z.array(
+                z.strictObject({
+                  app_key: z.string(),
+                  name: z.string(),
+                  disabled: z.boolean(),
+                  test_mode: z.boolean(),
+                  counts,
+                }),
+              ),
+              totals: counts,
             }),
           ),
         },
         ...errors('invalid_request', 'unauthorized', 'database_unavailable'),
       },
-    },
+    }),
     query: usageQuery,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -202,23 +167,17 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/risk/decisions',
-    doc: {
+    doc: () => ({
       summary: "This instance's most recent risk decisions with their reasons, newest first",
       security: adminAuth,
       responses: {
         '200': {
           description: 'Decisions',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['decisions'],
-              properties: { decisions: { type: 'array', items: decision } },
-            }),
-          ),
+          json: ok(z.strictObject({ decisions: z.array(decision) })),
         },
         ...errors('invalid_request', 'unauthorized'),
       },
-    },
+    }),
     query: decisionsQuery,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -229,31 +188,27 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/risk/preview',
-    doc: {
+    doc: () => ({
       summary:
         "What a visitor would get under an app's policy (or a proposed one): score, tier, reasons; counts nothing",
       security: adminAuth,
       responses: {
         '200': {
           description: 'The decision the engine would take',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['score', 'tier', 'test_mode', 'image_kinds', 'reasons', 'policy'],
-              properties: {
-                score: { type: 'integer', minimum: 0, maximum: 100 },
-                tier: { enum: ['invisible', 'image', 'hard', 'reject'] },
-                test_mode: { type: 'boolean' },
-                image_kinds: { type: 'array', items: { type: 'string' } },
-                reasons: { type: 'array', items: { type: 'string' } },
-                policy: { type: 'object' },
-              },
+          json: ok(
+            z.strictObject({
+              score: z.int().min(0).max(100),
+              tier: z.enum(['invisible', 'image', 'hard', 'reject']),
+              test_mode: z.boolean(),
+              image_kinds: z.array(z.string()),
+              reasons: z.array(z.string()),
+              policy: z.looseObject({}),
             }),
           ),
         },
         ...errors(...bodyErrors, 'unauthorized', 'not_found', 'database_unavailable'),
       },
-    },
+    }),
     body: previewBody,
     use: adminGuard,
     handler: ({ deps }) => {
@@ -306,37 +261,22 @@ export const consoleAdminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/standby/status',
-    doc: {
+    doc: () => ({
       summary: "Each published standby host's own state (its /status); unreachable hosts are unknown",
       security: adminAuth,
       responses: {
         '200': {
           description: 'Hosts',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['hosts'],
-              properties: {
-                api_store: STANDBY_STORE,
-                hosts: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    required: ['role', 'url', 'reachable'],
-                    properties: {
-                      role: { type: 'string' },
-                      url: { type: 'string' },
-                      reachable: { type: 'boolean' },
-                    },
-                  },
-                },
-              },
+          json: ok(
+            z.strictObject({
+              api_store: standbyStoreState.optional(),
+              hosts: z.array(z.looseObject({ role: z.string(), url: z.string(), reachable: z.boolean() })),
             }),
           ),
         },
         ...errors('unauthorized'),
       },
-    },
+    }),
     use: adminGuard,
     handler: ({ deps }) =>
       async function standbyStatus() {

@@ -1,7 +1,7 @@
 import { GatehouseError, success } from '@gatehouse/core/errors';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
+import { bodyErrors, dateTime, errors, ok } from '../answers.ts';
 import { type Route, route } from '../route-table.ts';
 import { isAdminToken } from '../routes/admin.ts';
 import {
@@ -14,19 +14,13 @@ import type { ConsoleSession } from './sessions.ts';
 
 export const signInBody = z.object({ admin_token: z.string().max(1024) }).strict();
 
-const session = {
-  type: 'object',
-  required: ['csrf_token', 'expires_at', 'idle_expires_at'],
-  properties: {
-    csrf_token: { type: 'string' },
-    expires_at: { type: 'string', format: 'date-time', description: 'The end, whatever the activity' },
-    idle_expires_at: {
-      type: 'string',
-      format: 'date-time',
-      description: 'The end if no request comes before (each request moves it)',
-    },
-  },
-};
+const session = z.strictObject({
+  csrf_token: z.string(),
+  expires_at: dateTime.meta({ description: 'The end, whatever the activity' }),
+  idle_expires_at: dateTime.meta({
+    description: 'The end if no request comes before (each request moves it)',
+  }),
+});
 
 const noStore = (ctx: Context) => ctx.set('Cache-Control', 'no-store');
 
@@ -50,16 +44,16 @@ export const consoleSessionRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/session',
-    doc: {
+    doc: () => ({
       summary: "The console's sign-in: exchanges the admin token for a session cookie",
       description:
         "Sets an HttpOnly, SameSite=Strict cookie (`__Host-gatehouse_console`, Secure, over HTTPS; `gatehouse_console` over plain HTTP) that the admin API accepts in place of the bearer token. A request signed in by the cookie that changes something must carry the session's `csrf_token` in `X-CSRF-Token`. The session ends at sign-out, after 30 minutes without a request, 12 hours after sign-in, or when the admin token changes. A wrong token counts as a failed admin authentication.",
       security: [],
       responses: {
-        '201': { description: 'Signed in', ...json(ok(session)) },
+        '201': { description: 'Signed in', json: ok(session) },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     body: signInBody,
     handler: ({ deps }) =>
       async function signIn(ctx, { body: { admin_token } }) {
@@ -78,14 +72,14 @@ export const consoleSessionRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/session',
-    doc: {
+    doc: () => ({
       summary: "The cookie's console session, with its CSRF token (401 when there is none or it ended)",
       security: [],
       responses: {
-        '200': { description: 'Signed in', ...json(ok(session)) },
+        '200': { description: 'Signed in', json: ok(session) },
         ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     handler: ({ deps }) =>
       async function currentSession(ctx) {
         const id = sessionCookie(ctx);
@@ -98,32 +92,18 @@ export const consoleSessionRoutes: Route[] = [
   route({
     method: 'delete',
     path: '/admin/v1/session',
-    doc: {
+    doc: () => ({
       summary: "Signs the console out: the cookie's session ends on every instance (needs X-CSRF-Token)",
       security: [],
-      parameters: [
-        {
-          name: 'X-CSRF-Token',
-          in: 'header',
-          required: true,
-          schema: { type: 'string' },
-          description: 'The csrf_token of the session',
-        },
-      ],
+      headers: { 'X-CSRF-Token': z.string().meta({ description: 'The csrf_token of the session' }) },
       responses: {
         '200': {
           description: 'Signed out',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['signed_out'],
-              properties: { signed_out: { const: true } },
-            }),
-          ),
+          json: ok(z.strictObject({ signed_out: z.literal(true) })),
         },
         ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     handler: ({ deps }) =>
       async function signOut(ctx) {
         const id = sessionCookie(ctx);

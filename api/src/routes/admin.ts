@@ -2,11 +2,11 @@ import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import { type ErrorCode, GatehouseError, success } from '@gatehouse/core/errors';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
+import { adminAuth, appView, bodyErrors, errors, ok } from '../answers.ts';
 import { describeApp } from '../apps/repository.ts';
 import { appSettingsPatch, createAppBody } from '../apps/settings.ts';
 import { requireConsoleSession, sessionCookie } from '../console/session-cookie.ts';
 import type { ConsoleSessions } from '../console/sessions.ts';
-import { adminAuth, appView, bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
 import { type Route, type RouteServices, route } from '../route-table.ts';
 
 /** Body of POST .../rotate-secret and .../rotate-key; also used by the `gatehouse` command when it opens the database itself. */
@@ -76,27 +76,17 @@ export const adminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/apps',
-    doc: {
+    doc: () => ({
       summary: 'List apps, a page at a time in creation order; follow next_cursor until it is null',
       security: adminAuth,
       responses: {
         '200': {
           description: 'One page of apps',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['apps', 'next_cursor'],
-              properties: {
-                apps: { type: 'array', items: appView },
-                next_cursor: { type: ['string', 'null'] },
-              },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(z.strictObject({ apps: z.array(appView), next_cursor: z.string().nullable() })),
         },
         ...errors('invalid_request', 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     query: listAppsQuery,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -113,14 +103,14 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps',
-    doc: {
+    doc: () => ({
       summary: 'Create an app; the answer is the only time its secret is shown',
       security: adminAuth,
       responses: {
-        '201': { description: 'Created', ...json(ok(appView)), links: appLinks },
+        '201': { description: 'Created', json: ok(appView), links: appLinks },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     body: createAppBody,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -133,11 +123,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/apps/{appKey}',
-    doc: {
+    doc: () => ({
       summary: 'One app',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors('invalid_request') },
-    },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
+    }),
     params: appKeyParams,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -148,11 +138,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'patch',
     path: '/admin/v1/apps/{appKey}',
-    doc: {
+    doc: () => ({
       summary: 'Change settings',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors(...bodyErrors) },
-    },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors(...bodyErrors) },
+    }),
     body: appSettingsPatch,
     params: appKeyParams,
     use: adminGuard,
@@ -164,14 +154,14 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/rotate-secret',
-    doc: {
+    doc: () => ({
       summary: 'New secret; the previous one keeps working for grace_seconds (default one day)',
       security: adminAuth,
       responses: {
-        '200': { description: 'The app and its new secret', ...json(ok(appView)) },
+        '200': { description: 'The app and its new secret', json: ok(appView) },
         ...appErrors(...bodyErrors),
       },
-    },
+    }),
     body: rotateBody,
     bodyOptional: true,
     params: appKeyParams,
@@ -185,15 +175,15 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/rotate-key',
-    doc: {
+    doc: () => ({
       summary:
         'New public key; the previous one keeps naming the app (widgets, validation, standby, this API) for grace_seconds (default one day). Refused for an app managed by a custom resource.',
       security: adminAuth,
       responses: {
-        '200': { description: 'The app under its new key', ...json(ok(appView)), links: appLinks },
+        '200': { description: 'The app under its new key', json: ok(appView), links: appLinks },
         ...appErrors(...bodyErrors),
       },
-    },
+    }),
     body: rotateBody,
     bodyOptional: true,
     params: appKeyParams,
@@ -206,11 +196,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/disable',
-    doc: {
+    doc: () => ({
       summary: 'Disable an app: its credentials stop working at once',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors('invalid_request') },
-    },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
+    }),
     params: appKeyParams,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -221,11 +211,11 @@ export const adminRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/apps/{appKey}/enable',
-    doc: {
+    doc: () => ({
       summary: 'Enable a disabled app',
       security: adminAuth,
-      responses: { '200': { description: 'The app', ...json(ok(appView)) }, ...appErrors('invalid_request') },
-    },
+      responses: { '200': { description: 'The app', json: ok(appView) }, ...appErrors('invalid_request') },
+    }),
     params: appKeyParams,
     use: adminGuard,
     handler: ({ deps }) =>

@@ -1,14 +1,11 @@
+import { alternativeAnswer, initAnswer, submitAnswer } from '@gatehouse/core/challenges/wire';
 import { success } from '@gatehouse/core/errors';
 import { openCors } from '@gatehouse/core/http';
+import { bodyErrors, errors, ok } from '../answers.ts';
 import { alternativeBody, requestAlternative } from '../challenges/alternative.ts';
 import { initBody, initChallenge } from '../challenges/init.ts';
 import { submitBody, submitChallenge } from '../challenges/submit.ts';
-import { bodyErrors, challengeStart, errors, json, ok } from '../openapi-schemas.ts';
 import { type Route, route } from '../route-table.ts';
-
-const retryAfter = {
-  'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
-};
 
 /**
  * The end-user half: called by the widget from the integrator's pages on any origin, with only the public
@@ -29,13 +26,13 @@ export const challengeRoutes: Route[] = [
     method: 'post',
     path: '/v1/challenge/init',
     hot: true,
-    doc: {
+    doc: () => ({
       summary:
         'Start a challenge (called by the widget, public app key only). Scored here; the tier is chosen server-side. See docs/protocol.md.',
       responses: {
         '200': {
           description: 'A challenge, or a dg_ token when the quota is exhausted',
-          ...json(ok(challengeStart)),
+          json: ok(initAnswer),
         },
         ...errors(
           ...bodyErrors,
@@ -55,7 +52,7 @@ export const challengeRoutes: Route[] = [
           'service_unavailable',
         ),
       },
-    },
+    }),
     body: initBody,
     use: () => [openCors],
     handler: ({ deps }) =>
@@ -81,25 +78,13 @@ export const challengeRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/challenge/alternative',
-    doc: {
+    doc: () => ({
       summary:
         'The accessible alternative to an image challenge: a longer proof-of-work instead of the picture, one per challenge, limited per address and hour (docs/accessibility.md). Submit its solution with the original challenge as answer: {alternative: ticket, pow: solution}.',
       responses: {
         '200': {
           description: 'The sealed ticket and its puzzle',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['ticket', 'pow', 'seconds', 'expires_in'],
-              properties: {
-                ticket: { type: 'string' },
-                pow: { type: 'object', description: 'Proof-of-work puzzle (core/src/pow).' },
-                seconds: { type: 'number', description: 'Expected solve time of one browser core' },
-                expires_in: { type: 'integer' },
-              },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(alternativeAnswer),
         },
         ...errors(
           ...bodyErrors,
@@ -108,10 +93,10 @@ export const challengeRoutes: Route[] = [
           'challenge_not_found',
           'challenge_expired',
           'database_unavailable',
+          'rate_limited',
         ),
-        '429': { ...errors('rate_limited')['429'], headers: retryAfter },
       },
-    },
+    }),
     body: alternativeBody,
     use: () => [openCors],
     handler: ({ deps }) =>
@@ -122,24 +107,13 @@ export const challengeRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/challenge/submit',
-    doc: {
+    doc: () => ({
       summary:
         'Submit the proof-of-work solution and/or the image answer; one solved challenge yields one pass token.',
       responses: {
         '200': {
           description: 'The pass token',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['pass_token', 'challenge_id', 'expires_in'],
-              properties: {
-                pass_token: { type: 'string', pattern: '^pt_' },
-                challenge_id: { type: 'string', pattern: '^ch_' },
-                expires_in: { type: 'integer' },
-              },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(submitAnswer),
         },
         ...errors(
           ...bodyErrors,
@@ -151,7 +125,7 @@ export const challengeRoutes: Route[] = [
           'database_unavailable',
         ),
       },
-    },
+    }),
     body: submitBody,
     use: () => [openCors],
     handler: ({ deps }) =>

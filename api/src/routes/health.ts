@@ -1,5 +1,6 @@
-import { STANDBY_STORE_SCHEMA as STANDBY_STORE } from '@gatehouse/standby/store-check';
-import { errors, json } from '../openapi-schemas.ts';
+import { standbyStoreState } from '@gatehouse/standby/store-check';
+import { z } from 'zod';
+import { errors } from '../answers.ts';
 import { type Route, route } from '../route-table.ts';
 
 /** Liveness (the process answers), readiness (the database answers) and Prometheus metrics. */
@@ -7,20 +8,15 @@ export const healthRoutes: Route[] = [
   route({
     method: 'get',
     path: '/healthz',
-    doc: {
+    doc: () => ({
       summary: 'Liveness',
       responses: {
         '200': {
           description: 'Alive',
-          ...json({
-            type: 'object',
-            required: ['status'],
-            properties: { status: { const: 'ok' } },
-            additionalProperties: false,
-          }),
+          json: z.strictObject({ status: z.literal('ok') }),
         },
       },
-    },
+    }),
     handler: () =>
       function healthz() {
         return { status: 'ok' };
@@ -29,27 +25,22 @@ export const healthRoutes: Route[] = [
   route({
     method: 'get',
     path: '/readyz',
-    doc: {
+    doc: () => ({
       description:
         'standby_store.warning: a configuration that loses outage tokens after a recovery (STANDBY_STORE_URL unset while standby hosts are published); not a reason to be unready.',
       summary: 'Readiness: the database answers',
       responses: {
         '200': {
           description: 'Ready',
-          ...json({
-            type: 'object',
-            required: ['status', 'database'],
-            properties: {
-              status: { const: 'ready' },
-              database: { enum: ['pglite', 'postgres'] },
-              standby_store: STANDBY_STORE,
-            },
-            additionalProperties: false,
+          json: z.strictObject({
+            status: z.literal('ready'),
+            database: z.enum(['pglite', 'postgres']),
+            standby_store: standbyStoreState.optional(),
           }),
         },
         ...errors('database_unavailable'),
       },
-    },
+    }),
     handler: ({ deps, databaseHealth }) =>
       async function readyz() {
         // Fails with 503 database_unavailable, so the standby takes over; logged once per state change.
@@ -64,7 +55,7 @@ export const healthRoutes: Route[] = [
   route({
     method: 'get',
     path: '/metrics',
-    doc: { summary: 'Prometheus metrics', responses: { '200': { description: 'Metrics text' } } },
+    doc: () => ({ summary: 'Prometheus metrics', responses: { '200': { description: 'Metrics text' } } }),
     handler: ({ deps }) =>
       async function metrics(ctx) {
         ctx.type = deps.metrics.registry.contentType;

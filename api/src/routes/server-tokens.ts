@@ -1,8 +1,8 @@
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
+import { appAuth, appAuthErrors, bodyErrors, errors, ok, serverTokenAnswer } from '../answers.ts';
 import { authenticateApp } from '../apps/authenticate.ts';
 import { effectivePlan } from '../apps/plans.ts';
-import { appAuth, appAuthErrors, bodyErrors, errors, json, ok } from '../openapi-schemas.ts';
 import { type Route, route } from '../route-table.ts';
 import { issueServerToken, issueServerTokenBody } from '../tokens/server-tokens.ts';
 
@@ -11,34 +11,23 @@ export const serverTokenRoutes: Route[] = [
   route({
     method: 'post',
     path: '/v1/server/challenge/issue',
-    doc: {
+    doc: () => ({
       summary: 'Issue a server token (sct_) for challenge initialization. Server-to-server.',
       security: appAuth,
       responses: {
         '200': {
           description: 'The server token',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['server_token', 'expires_in', 'issued_at'],
-              properties: {
-                server_token: { type: 'string', pattern: '^sct_' },
-                expires_in: { type: 'integer' },
-                issued_at: { type: 'integer', description: 'Unix seconds' },
-              },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(serverTokenAnswer),
         },
-        ...errors(...bodyErrors, ...appAuthErrors, 'database_unavailable'),
-        '429': {
-          ...errors('rate_limit_exceeded', 'rate_limited')['429'],
-          headers: {
-            'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
-          },
-        },
+        ...errors(
+          ...bodyErrors,
+          ...appAuthErrors,
+          'database_unavailable',
+          'rate_limit_exceeded',
+          'rate_limited',
+        ),
       },
-    },
+    }),
     body: issueServerTokenBody,
     bodyTypes: ['form', 'json'],
     use: ({ deps }) => [authenticateApp(deps.apps)],

@@ -20,7 +20,7 @@ import { findAppBySecret } from '../apps/secret-lookup.ts';
 import { unavailable } from '../database-health.ts';
 import type { Deps } from '../deps.ts';
 import { type Route, route } from '../route-table.ts';
-import { siteverifyDoc } from './siteverify-openapi.ts';
+import { siteverifyDoc } from './siteverify-answers.ts';
 import { checkToken } from './validate.ts';
 
 export { SITEVERIFY_PATHS };
@@ -37,7 +37,7 @@ export const siteverifyRoutes: Route[] = (Object.entries(SITEVERIFY_PATHS) as [V
     route({
       method: 'post',
       path,
-      doc: siteverifyDoc(vendor),
+      doc: () => siteverifyDoc(vendor),
       handler: ({ deps }) =>
         async function siteverify(ctx) {
           let outcome: Outcome;

@@ -2,7 +2,7 @@ import { success } from '@gatehouse/core/errors';
 import { regionSyncCredential, STANDBY_REGION } from '@gatehouse/core/standby-keys';
 import { STANDBY_KID } from '@gatehouse/core/tokens';
 import { z } from 'zod';
-import { adminAuth, bodyErrors, errors, json, ok, standbyKeyView } from '../openapi-schemas.ts';
+import { adminAuth, bodyErrors, errors, ok, standbyKeyView } from '../answers.ts';
 import { type Route, route } from '../route-table.ts';
 import { adminGuard } from './admin.ts';
 
@@ -20,25 +20,18 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'get',
     path: '/admin/v1/standby-keys',
-    doc: {
+    doc: () => ({
       summary:
         'The standby keyring: one offline_ signing key per region, with its state (never the key itself)',
       security: adminAuth,
       responses: {
         '200': {
           description: 'Keys',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['keys'],
-              properties: { keys: { type: 'array', items: standbyKeyView } },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(z.strictObject({ keys: z.array(standbyKeyView) })),
         },
         ...errors('unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     use: adminGuard,
     handler: ({ deps }) =>
       async function listStandbyKeys() {
@@ -48,14 +41,14 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/standby-keys/rotate',
-    doc: {
+    doc: () => ({
       summary: 'New active key for a region; the previous one only verifies the tokens it minted before',
       security: adminAuth,
       responses: {
-        '200': { description: 'The new key', ...json(ok(standbyKeyView)) },
+        '200': { description: 'The new key', json: ok(standbyKeyView) },
         ...errors(...bodyErrors, 'unauthorized', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     body: rotateStandbyKeyBody,
     use: adminGuard,
     handler: ({ deps }) =>
@@ -68,25 +61,18 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/standby-keys/sync-credential',
-    doc: {
+    doc: () => ({
       summary:
         "The sync credential for one region's standby: it reads that region's snapshot only (derived from STANDBY_SYNC_TOKEN)",
       security: adminAuth,
       responses: {
         '200': {
           description: 'The credential (a secret)',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['region', 'sync_token'],
-              properties: { region: { type: 'string' }, sync_token: { type: 'string', pattern: '^sr_' } },
-              additionalProperties: false,
-            }),
-          ),
+          json: ok(z.strictObject({ region: z.string(), sync_token: z.string().regex(/^sr_/) })),
         },
         ...errors(...bodyErrors, 'unauthorized'),
       },
-    },
+    }),
     body: rotateStandbyKeyBody,
     use: adminGuard,
     // A secret: shown to the admin token alone, never logged.
@@ -99,12 +85,12 @@ export const standbyKeyRoutes: Route[] = [
   route({
     method: 'post',
     path: '/admin/v1/standby-keys/{kid}/revoke',
-    doc: {
+    doc: () => ({
       summary:
         'Revoke a key: every checker refuses its tokens from the next request on; an active key is replaced',
       security: adminAuth,
       responses: {
-        '200': { description: 'The revoked key', ...json(ok(standbyKeyView)) },
+        '200': { description: 'The revoked key', json: ok(standbyKeyView) },
         ...errors(
           'invalid_request',
           'unauthorized',
@@ -113,7 +99,7 @@ export const standbyKeyRoutes: Route[] = [
           'database_unavailable',
         ),
       },
-    },
+    }),
     params: { kid: standbyKidParam },
     use: adminGuard,
     handler: ({ deps }) =>

@@ -1,42 +1,12 @@
 import { constantTimeEqual, sha256Hex } from '@gatehouse/core/crypto';
 import type { App } from '@gatehouse/core/db/schema';
 import { GatehouseError, success } from '@gatehouse/core/errors';
-import {
-  DEFAULT_REGION,
-  regionSyncCredential,
-  STANDBY_REGION,
-  type StandbyKeyEntry,
-} from '@gatehouse/core/standby-keys';
+import { DEFAULT_REGION, regionSyncCredential, STANDBY_REGION } from '@gatehouse/core/standby-keys';
+import { type StandbySnapshot, snapshotSchema } from '@gatehouse/core/standby-snapshot';
 import { z } from 'zod';
-import { errors, json, ok, syncAuth } from '../openapi-schemas.ts';
+import { errors, ok, syncAuth } from '../answers.ts';
 import { resolvePolicy } from '../risk/policy.ts';
 import { type Route, route } from '../route-table.ts';
-
-/**
- * What a standby host needs to serve alone: every app's credentials and settings, and its region's
- * signing keys (active, and recently retired ones), never the master key nor another region's keys.
- */
-export interface StandbySnapshot {
-  generated_at: string;
-  region: string;
-  offline_keys: StandbyKeyEntry[];
-  apps: {
-    id: string;
-    app_key: string;
-    secret_hash: string;
-    previous_secret_hash: string | null;
-    previous_secret_expires_at: string | null;
-    /** The key replaced by a rotation, while its grace lasts (then null: the standby forgets it). */
-    previous_app_key: string | null;
-    previous_app_key_expires_at: string | null;
-    disabled: boolean;
-    test_mode: boolean;
-    client_ip_policy: string;
-    allowed_domains: string[];
-    /** The image kinds its policy serves (defaults filled in): the standby's offline challenge draws from them. */
-    image_kinds: string[];
-  }[];
-}
 
 const snapshotQuery = z.object({
   region: z
@@ -53,24 +23,15 @@ export const standbyRoutes: Route[] = [
   route({
     method: 'get',
     path: '/v1/standby',
-    doc: {
+    doc: () => ({
       summary: 'Where the standby hosts are (SDKs and the widget fail over to them on their own)',
       responses: {
         '200': {
           description: 'Standby URLs',
-          ...json(
-            ok({
-              type: 'object',
-              required: ['bypass', 'fallback'],
-              properties: {
-                bypass: { type: 'array', items: { type: 'string' } },
-                fallback: { type: 'array', items: { type: 'string' } },
-              },
-            }),
-          ),
+          json: ok(z.strictObject({ bypass: z.array(z.string()), fallback: z.array(z.string()) })),
         },
       },
-    },
+    }),
     handler: ({ deps }) =>
       function standbyHosts(ctx) {
         ctx.set('Access-Control-Allow-Origin', '*');
@@ -84,15 +45,15 @@ export const standbyRoutes: Route[] = [
   route({
     method: 'get',
     path: '/internal/v1/standby/snapshot',
-    doc: {
+    doc: () => ({
       summary:
         "The snapshot a region's standby keeps (apps, secret hashes, the region's signing keys); the standby sync credential only, never the admin token",
       security: syncAuth,
       responses: {
-        '200': { description: 'The snapshot', ...json(ok({ type: 'object' })) },
+        '200': { description: 'The snapshot', json: ok(snapshotSchema) },
         ...errors('invalid_request', 'unauthorized', 'not_found', 'database_unavailable', 'rate_limited'),
       },
-    },
+    }),
     query: snapshotQuery,
     handler: ({ deps }) =>
       async function snapshot(ctx, { query: { region } }) {

@@ -1,24 +1,13 @@
 import type { App } from '@gatehouse/core/db/schema';
-import { GatehouseError, success, TOKEN_VERDICT_CODES } from '@gatehouse/core/errors';
+import { GatehouseError, success } from '@gatehouse/core/errors';
 import { ipAddressSchema } from '@gatehouse/core/ip';
 import { validateOfflineToken } from '@gatehouse/core/offline-validation';
 import { MAX_TOKEN_LENGTH, tokenKind } from '@gatehouse/core/tokens';
 import { z } from 'zod';
+import { appAuth, appAuthErrors, bodyErrors, errors, tokenVerdict } from '../answers.ts';
 import { authenticateApp } from '../apps/authenticate.ts';
 import type { Deps } from '../deps.ts';
 import { labelledChildren } from '../metrics.ts';
-import {
-  appAuth,
-  appAuthErrors,
-  bodyErrors,
-  degradedVerdict,
-  errorEnvelope,
-  errors,
-  json,
-  offlineVerdict,
-  ok,
-  passVerdict,
-} from '../openapi-schemas.ts';
 import { type Route, route } from '../route-table.ts';
 import { validateDegradedToken } from '../tokens/degraded-tokens.ts';
 import { validatePassToken } from '../tokens/pass-tokens.ts';
@@ -105,19 +94,14 @@ export const validateRoutes: Route[] = [
     method: 'post',
     path: '/v1/validate',
     hot: true,
-    doc: {
+    doc: () => ({
       summary: 'Validate a pass token (pt_) or a degraded token (dg_). Server-to-server.',
       security: appAuth,
       responses: {
         '200': {
           description:
             'A verdict: valid, degraded, or a negative verdict on the token (the error envelope with data.valid false; token_action_mismatch when `action` was sent and differs).',
-          ...json({
-            oneOf: [
-              ok({ oneOf: [passVerdict, degradedVerdict, offlineVerdict] }),
-              errorEnvelope(TOKEN_VERDICT_CODES),
-            ],
-          }),
+          json: tokenVerdict,
         },
         ...errors(
           ...bodyErrors,
@@ -127,7 +111,7 @@ export const validateRoutes: Route[] = [
           'rate_limited',
         ),
       },
-    },
+    }),
     body: validateBody,
     use: ({ deps }) => [authenticateApp(deps.apps)],
     handler({ deps }) {

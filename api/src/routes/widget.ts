@@ -6,8 +6,9 @@ import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSy
 import { GatehouseError } from '@gatehouse/core/errors';
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
+import { z } from 'zod';
+import { errors } from '../answers.ts';
 import type { Deps } from '../deps.ts';
-import { errors } from '../openapi-schemas.ts';
 import { type Route, route } from '../route-table.ts';
 import { contentEtag } from './pages.ts';
 
@@ -265,17 +266,17 @@ export const widgetRoutes: Route[] = [
   route({
     method: 'get',
     path: '/widget/{file}',
-    doc: {
+    doc: () => ({
       summary: 'The web widget: gatehouse.js (loader) and its lazily loaded chunks',
-      pathParameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+      pathParameters: { file: z.string() },
       responses: {
         '200': {
           description: 'JavaScript',
-          content: { 'text/javascript': { schema: { type: 'string' } } },
+          content: { 'application/javascript': z.string() },
         },
         ...errors('not_found'),
       },
-    },
+    }),
     handler: ({ deps }) => {
       const serve = serverOf(deps);
       return async function widget(ctx) {

@@ -6,6 +6,7 @@ import { ipAddressSchema, normalizeIp } from '@gatehouse/core/ip';
 import type { TokenKeys } from '@gatehouse/core/tokens';
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { z } from 'zod';
+import type { serverTokenAnswer } from '../answers.ts';
 
 /**
  * Spec: ttl defaults to 300 s, at most 900; a larger ttl is clamped to 900 (the origin's SDKs document a
@@ -81,11 +82,8 @@ export const issueServerTokenBody = z
   });
 export type IssueServerToken = z.infer<typeof issueServerTokenBody>;
 
-export interface IssuedServerToken {
-  server_token: string;
-  expires_in: number;
-  issued_at: number;
-}
+/** The answer's `data`, as the document declares it (answers.ts). */
+export type IssuedServerToken = z.output<typeof serverTokenAnswer>;
 
 /** Issues an `sct_` token: the row holds its bindings and use count, the token only its id and expiry. */
 export async function issueServerToken(

@@ -33,7 +33,7 @@ export {
   type TrajectoryPrint,
 } from './trajectory-print.ts';
 export * from './types.ts';
-export type { ImageOffer, InitAnswer } from './wire.ts';
+export type { AlternativeAnswer, ImageOffer, InitAnswer, SubmitAnswer } from './wire.ts';
 
 export const CHALLENGE_KINDS: readonly ChallengeKind[] = ['slide', 'click', 'select'];
 

@@ -1,4 +1,4 @@
-import type { InitAnswer } from '@gatehouse/core/challenges/wire';
+import type { InitAnswer, SubmitAnswer } from '@gatehouse/core/challenges/wire';
 import type { ImageChallenge, SubmitOutcome } from './contract.ts';
 import { CLIENT_ONLY_TTL_SECONDS, clientOnlyToken, judge } from './failover.ts';
 import { solvePow } from './pow.ts';
@@ -149,7 +149,7 @@ async function play(
       step,
     );
   const submit = async (answer?: unknown): Promise<Passed> => {
-    const ok = await post<{ pass_token: string; expires_in: number }>('submit', {
+    const ok = await post<SubmitAnswer>('submit', {
       ...(pow ? { pow: await pow } : {}),
       ...(answer === undefined ? {} : { answer }),
     });
