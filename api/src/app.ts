@@ -16,6 +16,16 @@ import { tolerantPaths } from './tolerant-paths.ts';
 
 const routers = new WeakMap<Koa, Router>();
 
+/**
+ * The OpenAPI document (`/openapi.json`), imported on the first request, not at start-up: every endpoint's
+ * zod schemas turned into JSON Schema would sit in every replica's resident memory from the start, for a
+ * document few of them serve. Supplied to the routes rather than imported by them, since the document is
+ * built from the route table they belong to.
+ */
+async function openapiDocument(): Promise<object> {
+  return (await import('./openapi.ts')).openapiDocument;
+}
+
 /** The router of an app `createApp` built (its routes, for tests that go over every one). */
 export function routerOf(app: Koa): Router | undefined {
   return routers.get(app);
@@ -29,14 +39,15 @@ export function createApp(deps: Deps): Koa {
   const router = new Router();
   const hot = new Router();
   const databaseHealth = new DatabaseHealth(deps.database, deps.logger);
-  mountRoutes(router, API_ROUTES, { deps, databaseHealth });
+  const services = { deps, databaseHealth, openapiDocument };
+  mountRoutes(router, API_ROUTES, services);
   // The routes most requests take, tried first on a router of their own (matching every request against
   // the whole table is a fifth of an init's CPU); a request they do not take (another method included)
   // goes on to the whole table, whose answers (405 with Allow) stay the router's.
   mountRoutes(
     hot,
     API_ROUTES.filter((r) => r.hot),
-    { deps, databaseHealth },
+    services,
   );
 
   // First: every middleware that decides by path (the internal-endpoints guard, the authentication

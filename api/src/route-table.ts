@@ -19,6 +19,8 @@ export type Method = 'get' | 'post' | 'patch' | 'delete' | 'options' | 'all';
 export interface RouteServices {
   deps: Deps;
   databaseHealth: DatabaseHealth;
+  /** The OpenAPI document, built from this table on first use (the app supplies it: openapi.ts). */
+  openapiDocument: () => Promise<object>;
 }
 
 type ParamSchemas = Record<string, z.ZodType>;

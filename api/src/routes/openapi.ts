@@ -14,11 +14,9 @@ export const openapiRoutes: Route[] = [
         },
       },
     }),
-    handler: () =>
-      // Built on the first request, not at start-up: every endpoint's zod schemas turned into JSON Schema
-      // would sit in every replica's resident memory from the start, for a document few of them serve.
+    handler: ({ openapiDocument }) =>
       async function openapi() {
-        return (await import('../openapi.ts')).openapiDocument;
+        return openapiDocument();
       },
   }),
 ];
