@@ -83,21 +83,24 @@ export function createApp(deps: Deps): Koa {
   // What the widget and the SDKs send is read here (a direct reader: its cost on init and validate is what
   // keeps it); anything else by the general parser below it.
   app.use(jsonBodies(deps.config.bodyLimitBytes));
-  app.use(
-    bodyParser({
-      enableTypes: ['json', 'form'],
-      jsonLimit: deps.config.bodyLimitBytes,
-      formLimit: deps.config.bodyLimitBytes,
-      jsonStrict: true,
-      // A body that cannot be read or decoded (a corrupt gzip or brotli stream included) is the client's
-      // fault: keep the parser's 4xx, and never let a decoder's error become a 500.
-      onError(error) {
-        const status = (error as { status?: unknown }).status;
-        if (typeof status === 'number' && status >= 400 && status < 500) throw error;
-        throw new GatehouseError('invalid_request', 'The request body could not be decoded.');
-      },
-    }),
-  );
+  const generalBodies = bodyParser({
+    enableTypes: ['json', 'form'],
+    jsonLimit: deps.config.bodyLimitBytes,
+    formLimit: deps.config.bodyLimitBytes,
+    jsonStrict: true,
+    // A body that cannot be read or decoded (a corrupt gzip or brotli stream included) is the client's
+    // fault: keep the parser's 4xx, and never let a decoder's error become a 500.
+    onError(error) {
+      const status = (error as { status?: unknown }).status;
+      if (typeof status === 'number' && status >= 400 && status < 500) throw error;
+      throw new GatehouseError('invalid_request', 'The request body could not be decoded.');
+    },
+  });
+  // A body jsonBodies read is left alone by the general parser (it skips a request whose body is set):
+  // such a request goes past it without entering it.
+  app.use(function otherBodies(ctx, next) {
+    return (ctx.request as { body?: unknown }).body === undefined ? generalBodies(ctx, next) : next();
+  });
   app.use(usageObserver(deps.usage));
   app.use(hot.routes());
   app.use(router.routes());

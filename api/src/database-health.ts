@@ -28,7 +28,7 @@ export class DatabaseHealth {
   #probedAt = 0;
   #probing: Promise<void> | undefined;
   /** Requests in flight: when each started and how to answer it 503 if the database is lost under it. */
-  readonly #inFlight = new Map<object, { started: number; abandon: (error: Error) => void }>();
+  readonly #inFlight = new Set<{ started: number; abandon: (error: Error) => void }>();
   #watchdog: NodeJS.Timeout | undefined;
 
   constructor(database: DatabaseHandle, logger: Logger) {
@@ -84,11 +84,20 @@ export class DatabaseHealth {
    * (a connection that went silent mid-query would otherwise hold the request until TCP gives up).
    */
   guard<T>(work: Promise<T>): Promise<T> {
-    const key = {};
     return new Promise<T>((resolve, reject) => {
-      this.#inFlight.set(key, { started: Date.now(), abandon: reject });
+      const request = { started: Date.now(), abandon: reject };
+      this.#inFlight.add(request);
       this.#watch();
-      work.then(resolve, reject).finally(() => this.#inFlight.delete(key));
+      work.then(
+        (value) => {
+          this.#inFlight.delete(request);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.#inFlight.delete(request);
+          reject(error);
+        },
+      );
     });
   }
 
@@ -103,8 +112,7 @@ export class DatabaseHealth {
       }
       const now = Date.now();
       let stalled = false;
-      for (const { started } of this.#inFlight.values())
-        if (now - started >= STALLED_REQUEST_MS) stalled = true;
+      for (const { started } of this.#inFlight) if (now - started >= STALLED_REQUEST_MS) stalled = true;
       if (!stalled) return;
       if (this.#down) this.#abandonStalled(now);
       else if (!this.#probing && now - this.#probedAt >= RECOVERY_PROBE_MS) {
@@ -121,9 +129,9 @@ export class DatabaseHealth {
 
   /** Answers 503 every request that has waited STALLED_REQUEST_MS or more. */
   #abandonStalled(now: number): void {
-    for (const [key, request] of this.#inFlight) {
+    for (const request of this.#inFlight) {
       if (now - request.started < STALLED_REQUEST_MS) continue;
-      this.#inFlight.delete(key);
+      this.#inFlight.delete(request);
       request.abandon(unavailable());
     }
   }

@@ -15,8 +15,10 @@ export function sealJson(key: Buffer | KeyObject, value: unknown, context = ''):
   const nonce = pooledRandomBytes(NONCE);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(context));
-  const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
-  return Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64url');
+  const encrypted = cipher.update(JSON.stringify(value), 'utf8');
+  // final() before the tag is read; the pieces are joined once.
+  const last = cipher.final();
+  return Buffer.concat([nonce, encrypted, last, cipher.getAuthTag()]).toString('base64url');
 }
 
 /** Opens a sealed value: null when it was altered, sealed with another key or context, or is not ours. */

@@ -62,15 +62,17 @@ export const challengeRoutes: Route[] = [
           const referer = ctx.get('Referer');
           if (referer) body.referer = referer;
         }
+        // Node's header object, as ctx.get reads it ('' where absent), by the lowercase names it keys them by.
+        const { headers } = ctx.req;
         return success(
           await initChallenge(deps, body, {
             ip: ctx.ip,
-            origin: ctx.get('Origin') || undefined,
-            userAgent: ctx.get('User-Agent'),
-            acceptLanguage: ctx.get('Accept-Language'),
-            secChUa: ctx.get('Sec-CH-UA'),
-            secChUaMobile: ctx.get('Sec-CH-UA-Mobile'),
-            secChUaPlatform: ctx.get('Sec-CH-UA-Platform'),
+            origin: headers.origin || undefined,
+            userAgent: headers['user-agent'] ?? '',
+            acceptLanguage: headers['accept-language'] ?? '',
+            secChUa: (headers['sec-ch-ua'] as string | undefined) ?? '',
+            secChUaMobile: (headers['sec-ch-ua-mobile'] as string | undefined) ?? '',
+            secChUaPlatform: (headers['sec-ch-ua-platform'] as string | undefined) ?? '',
           }),
         );
       },

@@ -9,9 +9,15 @@ import type { Context } from 'koa';
  */
 export function sendJson(ctx: Context, value: unknown): void {
   ctx.state.answer = value;
-  if (!/\bjson\b/i.test(ctx.type)) ctx.type = 'application/json';
+  // A JSON type already chosen (problem+json) stays; otherwise the header `ctx.type = 'application/json'`
+  // writes, set as it is rather than looked up in the media-type table on every answer.
+  if (!JSON_MEDIA_TYPE.test(ctx.response.get('Content-Type'))) ctx.set('Content-Type', JSON_CONTENT_TYPE);
   ctx.body = JSON.stringify(value);
 }
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+/** A media type (its parameters left out) that names JSON. */
+const JSON_MEDIA_TYPE = /^[^;]*\bjson\b/i;
 
 /** The JSON answer of a request: what `sendJson` sent, else an object body set directly; else undefined. */
 export function answerOf(ctx: Context): unknown {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type ClientAddressConfig,
   clientAddress,
+  clientAddressFrom,
   loadClientAddressConfig,
   parseTrustedProxies,
 } from './client-address.ts';
@@ -82,6 +83,36 @@ describe('clientAddress', () => {
   it('bounds the walk, however long the header', () => {
     const header = Array.from({ length: 5000 }, (_, i) => `10.0.${i % 250}.1`).join(',');
     expect(clientAddress('10.1.2.3', header, xff('private'))).toMatch(/^10\.0\./);
+  });
+});
+
+describe('clientAddressFrom', () => {
+  type Socket = { remoteAddress?: string };
+  const resolve = async (
+    config: ClientAddressConfig,
+    socket: Socket,
+    headers: Record<string, string> = {},
+  ) => {
+    const ctx = { req: { socket, headers }, request: {} as { ip?: string } };
+    await clientAddressFrom(config)(ctx as never, async () => {});
+    return ctx.request.ip;
+  };
+
+  it("gives every request on a connection its peer, read in the standard form, and still walks each one's header", async () => {
+    const socket: Socket = { remoteAddress: '::ffff:10.1.2.3' };
+    expect(await resolve(xff(''), socket)).toBe('10.1.2.3');
+    expect(await resolve(xff(''), socket, { 'x-forwarded-for': '198.51.100.7' })).toBe('10.1.2.3');
+    expect(await resolve(xff('private'), socket, { 'x-forwarded-for': '198.51.100.7' })).toBe('198.51.100.7');
+    expect(await resolve(xff('private'), socket, { 'x-forwarded-for': '203.0.113.9' })).toBe('203.0.113.9');
+    expect(await resolve(xff('private'), socket)).toBe('10.1.2.3');
+    expect(await resolve(xff(''), { remoteAddress: '2001:db8::1' })).toBe('2001:db8::1');
+  });
+
+  it('leaves a socket that lost its address unremembered', async () => {
+    const socket: Socket = {};
+    expect(await resolve(xff(''), socket)).toBe('');
+    socket.remoteAddress = '198.51.100.7';
+    expect(await resolve(xff(''), socket)).toBe('198.51.100.7');
   });
 });
 

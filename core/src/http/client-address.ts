@@ -118,7 +118,20 @@ export function clientAddress(
   header: string | string[] | undefined,
   config: ClientAddressConfig,
 ): string {
-  const peerAddress = parseIp(peer)?.toString() ?? peer;
+  return fromPeer(standardPeer(peer), header, config);
+}
+
+/** The socket peer in its standard text form (an IPv4-mapped IPv6 address as IPv4); as given when not an address. */
+function standardPeer(peer: string): string {
+  return parseIp(peer)?.toString() ?? peer;
+}
+
+/** `clientAddress` from a peer already in its standard form. */
+function fromPeer(
+  peerAddress: string,
+  header: string | string[] | undefined,
+  config: ClientAddressConfig,
+): string {
   const trusted = config.trustedProxies;
   if (trusted.kind === 'none' || header === undefined) return peerAddress;
   const values = Array.isArray(header) ? header.join(',') : header;
@@ -167,7 +180,22 @@ function forwardedFor(value: string): string[] {
 export function clientAddressFrom(config: ClientAddressConfig): Middleware {
   const headerName = config.header;
   return function resolveClientAddress(ctx, next) {
-    ctx.request.ip = clientAddress(ctx.req.socket.remoteAddress ?? '', ctx.req.headers[headerName], config);
+    ctx.request.ip = fromPeer(socketPeer(ctx.req.socket), ctx.req.headers[headerName], config);
     return next();
   };
+}
+
+/**
+ * A connection's peer never changes, and a kept-alive connection carries many requests: its standard form
+ * is worked out once per socket. A socket that has lost its address (closed) is not remembered.
+ */
+const socketPeers = new WeakMap<object, string>();
+function socketPeer(socket: { remoteAddress?: string | undefined }): string {
+  const known = socketPeers.get(socket);
+  if (known !== undefined) return known;
+  const raw = socket.remoteAddress;
+  if (raw === undefined) return '';
+  const peer = standardPeer(raw);
+  socketPeers.set(socket, peer);
+  return peer;
 }

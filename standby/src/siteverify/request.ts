@@ -125,18 +125,17 @@ export function nulIn(fields: Fields): boolean {
  * guarded route. Placed above the body parsers; other paths pass through untouched.
  */
 export function siteverifyBoundary(): Middleware {
-  return async function siteverifyBoundary(ctx, next) {
+  // Not async: every other path gets next()'s promise back, without a frame of its own.
+  return function siteverifyBoundary(ctx, next) {
     const vendor = ctx.method === 'POST' ? VENDOR_OF_PATH.get(ctx.path) : undefined;
     if (vendor === undefined) return next();
-    try {
-      await next();
-    } catch (thrown) {
+    return next().catch((thrown: unknown) => {
       const status = (thrown as { status?: unknown }).status;
       if (status !== 400 && status !== 413 && status !== 415) throw thrown;
       ctx.status = status;
       if (thrown instanceof GatehouseError) ctx.set(thrown.headers);
       ctx.body = vendorAnswer(vendor, { ok: false, problems: ['bad-request'] });
-    }
+    });
   };
 }
 
