@@ -45,6 +45,8 @@ export interface DrillLoadOptions {
   strictRegions?: string[];
   minValidations?: number;
   minOffline?: number;
+  /** A new connection for every request (distinct end users) instead of each VU keeping its own. */
+  noConnectionReuse?: boolean;
 }
 
 export interface Tally {
@@ -138,6 +140,7 @@ export class DrillLoad {
         STRICT_REGIONS: (o.strictRegions ?? o.regions.map((r) => r.name)).join(','),
         MIN_VALIDATIONS: String(o.minValidations ?? 1),
         MIN_OFFLINE: String(o.minOffline ?? 0),
+        NO_REUSE: o.noConnectionReuse ? '1' : '0',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

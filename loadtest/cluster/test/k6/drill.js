@@ -1,8 +1,8 @@
 // The end users of a drill on the local cluster (loadtest/cluster/test/drills.test.ts), as k6 virtual users.
 // Each VU is one end user after another of one region: init → proof-of-work → submit on the region's
 // main API Service, else on its bypass host (the SDK's continuity rules, sdk/node/src/headless.ts); the
-// integrator validates the token (`pt_` on its main host, the fallback host after a real failure;
-// `offline_` on the fallback host first) and validates it again, which must never be accepted.
+// integrator validates the token as the Node SDK does (`pt_` on its main host, retried; `offline_` on the
+// fallback host first) and validates it again, which must never be accepted.
 //
 // The test drives the drill and tells the VUs when it is over through its control URL (GET → {done}); each
 // VU also reports every outcome there (POST), so the test can follow the drill as it runs. Correctness is
@@ -30,6 +30,8 @@ const STRICT = (__ENV.STRICT_REGIONS || REGIONS.map((r) => r.name).join(',')).sp
 const MIN_VALIDATIONS = Number(__ENV.MIN_VALIDATIONS || 1);
 const MIN_OFFLINE = Number(__ENV.MIN_OFFLINE || 0);
 const FAILOVER_WAIT_MS = 15_000;
+// The Node SDK's default (maxRetries 2).
+const MAX_RETRIES = Number(__ENV.MAX_RETRIES ?? 2);
 
 const verified = new Counter('verifications');
 const failed = new Counter('failed_verifications');
@@ -38,6 +40,9 @@ const validations = new Counter('validations');
 const acceptedTwice = new Counter('tokens_accepted_twice');
 const offline = new Counter('offline_tokens_accepted');
 const clientOnly = new Counter('client_only_tokens');
+// Requests to a main API host that got no answer or a 5xx (end users' and integrator's): the drill's
+// own disturbance, absorbed by the continuity rules and retries; a figure, not a verdict.
+const mainHostFailures = new Counter('main_host_failures');
 
 // Answers of hosts that are down are the drill itself: only the end user's outcome is a failure.
 http.setResponseCallback(http.expectedStatuses({ min: 200, max: 499 }));
@@ -51,6 +56,9 @@ for (const r of REGIONS) {
 }
 
 export const options = {
+  // NO_REUSE=1: a new connection for every request, as many distinct end users would open; otherwise a
+  // VU keeps its connections, which outlive the Service's endpoints while their pod still runs.
+  noConnectionReuse: __ENV.NO_REUSE === '1',
   scenarios: {
     users: {
       executor: 'per-vu-iterations',
@@ -63,6 +71,7 @@ export const options = {
   thresholds: {
     ...perRegion,
     tokens_accepted_twice: ['count==0'],
+    main_host_failures: ['count>=0'],
     validations: [`count>=${MIN_VALIDATIONS}`],
     offline_tokens_accepted: [`count>=${MIN_OFFLINE}`],
   },
@@ -86,6 +95,7 @@ function mint(region, tags) {
   for (let round = 0; Date.now() < deadline; round++) {
     const main = solveOnHost(region.api, target.apps.test.appKey, { tags });
     if (main.token) return { token: main.token };
+    if (main.failed) mainHostFailures.add(1, tags);
     why = main.failed ? `main failed: ${said(main.failed)}` : `main answered ${said(main.error)}`;
     if (!main.failed) return { why };
     const standby = solveOnHost(region.bypass, target.apps.test.appKey, { tags });
@@ -104,24 +114,30 @@ function said(res) {
   return `${res.status} ${body?.error ?? ''}`.trim();
 }
 
-/** The integrator: `offline_` on the fallback host first, anything else on its main host, then the other. */
+/**
+ * The integrator, by the Node SDK's rules (sdk/node/src/transport.ts): one idempotency key for every
+ * attempt; `offline_` tokens on the fallback host first, then the main host; the main host retried up to
+ * MAX_RETRIES times after no answer or a 5xx. Returns the last answer and every attempt, for the log.
+ */
 function integratorValidate(region, token, tags) {
   const app = target.apps.test;
-  const hosts = token.startsWith('offline_')
-    ? [
-        [region.fallback, true],
-        [region.validate, false],
-      ]
-    : [
-        [region.validate, false],
-        [region.fallback, true],
-      ];
-  let res;
-  for (const [base, fallback] of hosts) {
-    res = validate(base, app, token, { fallback, tags });
-    if (!hostFailed(res)) return res;
+  const key = `k6-${exec.vu.idInTest}-${exec.vu.iterationInScenario}-${Date.now()}-${Math.random()}`;
+  const attempts = [];
+  if (token.startsWith('offline_')) {
+    const res = validate(region.fallback, app, token, { fallback: true, idempotencyKey: key, tags });
+    attempts.push(`fallback ${said(res)}`);
+    const body = envelope(res);
+    if (!hostFailed(res) && body?.error !== 'service_online') return { res, attempts };
   }
-  return res;
+  let res;
+  for (let retry = 0; retry <= MAX_RETRIES; retry++) {
+    if (retry > 0) sleep(0.2 * 2 ** (retry - 1));
+    res = validate(region.validate, app, token, { idempotencyKey: key, tags });
+    attempts.push(`main ${said(res)}`);
+    if (!hostFailed(res)) break;
+    mainHostFailures.add(1, tags);
+  }
+  return { res, attempts };
 }
 
 function endUser(region, phase) {
@@ -136,20 +152,20 @@ function endUser(region, phase) {
     console.error(`end user failed: region ${region.name}, phase ${phase}: ${minted.why}`);
     return 'failed';
   }
-  const res = integratorValidate(region, minted.token, tags);
+  const { res, attempts } = integratorValidate(region, minted.token, tags);
   validations.add(1, tags);
   const body = envelope(res);
   const ok = res.status === 200 && body?.data?.valid === true;
   if (!check(res, { 'end user verified': () => ok }, tags)) {
     failed.add(1, tags);
     console.error(
-      `end user failed: region ${region.name}, phase ${phase}, ${minted.token.split('_')[0]}_: ${said(res)} ${JSON.stringify(body?.data ?? null)}`,
+      `end user failed: region ${region.name}, phase ${phase}, ${minted.token.split('_')[0]}_: ${attempts.join(' → ')} ${JSON.stringify(body?.data ?? null)}`,
     );
     return 'failed';
   }
   verified.add(1, tags);
   if (minted.token.startsWith('offline_')) offline.add(1, tags);
-  const again = integratorValidate(region, minted.token, { ...tags, name: 'replay' });
+  const { res: again } = integratorValidate(region, minted.token, { ...tags, name: 'replay' });
   const b = envelope(again);
   if (again.status === 200 && b?.data?.valid === true) acceptedTwice.add(1, tags);
   check(again, { 'replay refused': () => !(again.status === 200 && b?.data?.valid === true) }, tags);
