@@ -12,7 +12,7 @@
 // The other regions' counts are in the summary too (thresholds that always hold make k6 keep them).
 //
 // Env: ENDPOINTS (JSON: {regions: [{name, api, bypass, fallback, validate}], apps: {test: {appKey,
-// appSecret}}, control}), VUS (per region, default 2), PACE (seconds between one VU's end users, default
+// appSecret}}, control}; without `control`, the end users run for DURATION, default 60s), VUS (per region, default 2), PACE (seconds between one VU's end users, default
 // 0.1), STRICT_REGIONS (comma-separated; default every region), MIN_VALIDATIONS, MIN_OFFLINE, NAME
 // (summary file), SUMMARY_DIR.
 
@@ -21,6 +21,7 @@ import exec from 'k6/execution';
 import http from 'k6/http';
 import { Counter } from 'k6/metrics';
 import { envelope, hostFailed, postJson, solveOnHost, summary, validate } from '../../../lib/gatehouse.js';
+import { seconds } from '../../../lib/profiles.js';
 
 const target = JSON.parse(open(__ENV.ENDPOINTS));
 const REGIONS = target.regions;
@@ -32,6 +33,8 @@ const MIN_OFFLINE = Number(__ENV.MIN_OFFLINE || 0);
 const FAILOVER_WAIT_MS = 15_000;
 // The Node SDK's default (maxRetries 2).
 const MAX_RETRIES = Number(__ENV.MAX_RETRIES ?? 2);
+// Without a control URL (a person running the drill by hand): how long the end users run.
+const DURATION_S = seconds(__ENV.DURATION || '60s');
 
 const verified = new Counter('verifications');
 const failed = new Counter('failed_verifications');
@@ -78,13 +81,15 @@ export const options = {
 };
 
 /** The test's view of the drill: {done, phase}. No answer means the test is gone: stop. */
-function drillState() {
+function drillState(startedAt) {
+  if (!target.control) return { done: Date.now() - startedAt > DURATION_S * 1000, phase: 'by-hand' };
   const res = http.get(target.control, { tags: { name: 'control' }, timeout: '2s' });
   if (res.status !== 200) return { done: true, phase: 'control-gone' };
   return res.json();
 }
 
 function report(region, phase, outcome) {
+  if (!target.control) return;
   postJson(target.control, { region: region.name, phase, outcome }, { tags: { name: 'control' } });
 }
 
@@ -174,8 +179,9 @@ function endUser(region, phase) {
 
 export function users() {
   const region = REGIONS[(exec.vu.idInTest - 1) % REGIONS.length];
+  const startedAt = Date.now();
   for (;;) {
-    const state = drillState();
+    const state = drillState(startedAt);
     if (state.done) return;
     report(region, state.phase, endUser(region, state.phase));
     sleep(PACE);
