@@ -183,6 +183,21 @@ describe.skipIf(skip)('drills on real pods', () => {
       );
     }
     console.log(`drill figures (ms unless named):\n${JSON.stringify(figures, null, 2)}`);
+    // What an SRE sees: the operator's events on the App, oldest first.
+    const events = await kube
+      .list(
+        `/api/v1/namespaces/${NS}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${APP}`)}`,
+      )
+      .catch(() => []);
+    console.log(
+      `operator events on App ${APP}:\n${events
+        .map(
+          (e) =>
+            `  ${e.eventTime ?? e.firstTimestamp} ${e.type} ${e.reason} (${e.count ?? 1}×): ${e.message}`,
+        )
+        .sort()
+        .join('\n')}`,
+    );
     // The App first, while the operator that holds its finalizer is still there.
     await kube.delete(`/apis/gatehouse.dev/v1alpha1/namespaces/${NS}/apps/${APP}`);
     await waitFor('the App gone', 120_000, async () =>

@@ -1,8 +1,5 @@
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { httpProbe, MainApiProber } from './prober.ts';
+import { MainApiProber } from './prober.ts';
 
 const settings = { intervalMs: 100, timeoutMs: 50, failAfter: 3, recoverAfter: 3 };
 
@@ -170,28 +167,5 @@ describe('MainApiProber at the shipped settings (switch speed and flap damping)'
     prober.stop();
     expect(changes.map((c) => c.healthy)).toEqual([true, false, true, false, true]);
     expect((changes[4]?.at ?? 0) - 75_000).toBeLessThanOrEqual(2000);
-  });
-});
-
-describe('httpProbe', () => {
-  it('opens a connection of its own for every probe (a Service balances connections, not requests)', async () => {
-    const connections: Socket[] = [];
-    const server = createServer((req, res) => {
-      res.statusCode = req.url === '/readyz' ? 200 : 404;
-      res.end('ok');
-    });
-    server.on('connection', (socket) => connections.push(socket));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    try {
-      for (let i = 0; i < 3; i++) expect(await httpProbe(url, 2000)).toBe(true);
-      expect(connections.length).toBe(3);
-      server.close();
-      expect(await httpProbe(url, 2000)).toBe(false);
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
   });
 });

@@ -1,5 +1,3 @@
-import { Agent, fetch } from 'undici';
-
 export interface ProbeSettings {
   intervalMs: number;
   timeoutMs: number;
@@ -20,19 +18,10 @@ export const FLAP_DEFAULTS = { flapWindowMs: 60_000, flapHoldMs: 30_000 };
 /** One probe: true when `GET <baseUrl>/readyz` answers 2xx within the timeout. Injectable for tests. */
 export type ProbeFn = (baseUrl: string, timeoutMs: number) => Promise<boolean>;
 
-/**
- * Every probe on a connection of its own (pipelining 0: no keep-alive), HTTP/1.1. A Service balances
- * connections, not requests: a kept-alive probe stays with the pod it first reached, and keeps answering
- * while that pod still runs but the Service sends no new client there (its node lost, its endpoints
- * gone). A new connection asks what an end user's would.
- */
-const probeAgent = new Agent({ pipelining: 0, allowH2: false });
-
 export const httpProbe: ProbeFn = async (baseUrl, timeoutMs) => {
   try {
     const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/readyz`, {
       signal: AbortSignal.timeout(timeoutMs),
-      dispatcher: probeAgent,
     });
     await res.body?.cancel();
     return res.ok;
