@@ -77,6 +77,8 @@ const schema = z.object({
     .or(z.literal('').transform(() => undefined)),
   PRIVACY_PASS_ORIGIN: z.string().optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(256).max(1_048_576).default(16_384),
+  /** After SIGTERM, how long the API keeps answering (each answer closing its connection) before it stops listening. */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(60_000).default(0),
 });
 
 export type Config = {
@@ -98,6 +100,12 @@ export type Config = {
   /** auto: readable in a terminal, JSON otherwise. */
   logFormat: z.infer<typeof schema>['LOG_FORMAT'];
   bodyLimitBytes: number;
+  /**
+   * SHUTDOWN_DRAIN_MS: after SIGTERM, the time the API keeps serving before it closes its listener, every
+   * answer closing its connection, so that clients move to other instances while the platform takes
+   * this one out of rotation (a Service's endpoints, a load balancer's targets). 0: close at once.
+   */
+  shutdownDrainMs: number;
   /** Header, request and keep-alive timeouts and the connection cap of the listener (HTTP_*). */
   http: HttpLimits;
   /** INTERNAL_PORT and METRICS_TOKEN: where /metrics and /internal/* are served (internal-endpoints.ts). */
@@ -153,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
     http: loadHttpLimits(env),
     internal: loadInternalEndpoints(env),
     authThrottle: loadAuthThrottleLimits(env),

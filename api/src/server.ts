@@ -18,6 +18,12 @@ export interface ApiServer {
   runtime: Runtime;
   /** Stops accepting, lets requests in flight finish (at most `graceMs`), then releases the database. */
   close(graceMs?: number): Promise<void>;
+  /**
+   * From now on every answer closes its connection (`Connection: close`), on both listeners: a kept-alive
+   * client opens a new connection for its next request, which lands elsewhere once this instance is out
+   * of rotation, instead of meeting the socket `close` shuts.
+   */
+  drain(): void;
 }
 
 /** Starts the main API: dependencies, listening, periodic clean-up. `start.ts` and the entry below use it. */
@@ -62,11 +68,18 @@ export async function startApiServer(config: Config): Promise<ApiServer> {
   purge.unref();
 
   let closing: Promise<void> | undefined;
+  let draining = false;
   return {
     url,
     internalUrl,
     server,
     runtime,
+    drain() {
+      if (draining) return;
+      draining = true;
+      for (const listener of [server, internal])
+        listener?.prependListener('request', (_req, res) => res.setHeader('connection', 'close'));
+    },
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(purge);
@@ -95,9 +108,15 @@ export function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** `node api/src/server.ts`: the main API alone, stopped gracefully by SIGINT or SIGTERM. */
+/**
+ * `node api/src/server.ts`: the main API alone, stopped gracefully by SIGINT or SIGTERM. SIGTERM is how a
+ * platform stops an instance it is taking out of rotation (a pod deleted, a rolling update), which takes a
+ * moment to reach every node and load balancer: for SHUTDOWN_DRAIN_MS the API keeps answering, each answer
+ * closing its connection, before it stops listening. SIGINT (a person at a terminal) stops at once.
+ */
 async function main(): Promise<void> {
-  const api = await startApiServer(loadConfig());
+  const config = loadConfig();
+  const api = await startApiServer(config);
   if (process.stdout.isTTY || process.env.GATEHOUSE_PRINT_URLS) {
     console.log(`Gatehouse API:  ${api.url}   (database: ${api.runtime.database.kind})`);
   }
@@ -105,9 +124,14 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    api.runtime.logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000);
+    const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0;
+    api.runtime.logger.info({ signal, drainMs }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), drainMs + 15_000);
     force.unref();
+    if (drainMs > 0) {
+      api.drain();
+      await new Promise((done) => setTimeout(done, drainMs));
+    }
     await api.close();
     process.exit(0);
   };

@@ -64,8 +64,24 @@ export async function uninstallChart(database: string): Promise<void> {
   await dropDatabase(database);
 }
 
+/**
+ * The risk policy of an App whose end users are one address: all load of the local cluster comes
+ * through one relay. No per-address limit, and the invisible tier whatever the score (a load tool cannot
+ * solve an image challenge).
+ */
+export const LOAD_RISK_POLICY = {
+  invisible_below: 101,
+  image_below: 101,
+  rate_limit: { ip_per_minute: 100_000_000, high_risk_ip_per_minute: 100_000_000 },
+};
+
 /** An App in test mode (the invisible tier), on the chart's Secrets, `apiReplicas` API pods per region. */
-export function appManifest(name: string, regions: string[], apiReplicas = 2) {
+export function appManifest(
+  name: string,
+  regions: string[],
+  apiReplicas = 2,
+  riskPolicy?: Record<string, unknown>,
+) {
   return {
     apiVersion: 'gatehouse.dev/v1alpha1',
     kind: 'App',
@@ -73,6 +89,7 @@ export function appManifest(name: string, regions: string[], apiReplicas = 2) {
     spec: {
       plan: 'free',
       testMode: true,
+      ...(riskPolicy ? { riskPolicy } : {}),
       runtimeSecretRef: { name: 'gatehouse-runtime' },
       regions: regions.map((r) => ({
         name: r,
@@ -103,10 +120,11 @@ export async function applyApp(
   name: string,
   regions: string[],
   apiReplicas = 2,
+  riskPolicy?: Record<string, unknown>,
 ): Promise<KubeObject[]> {
   await kube.create(
     `/apis/gatehouse.dev/v1alpha1/namespaces/${NS}/apps`,
-    appManifest(name, regions, apiReplicas),
+    appManifest(name, regions, apiReplicas, riskPolicy),
   );
   let seen = '';
   try {

@@ -23,6 +23,13 @@ type EnvVar = { name: string; value?: string; valueFrom?: unknown };
 /** The images' data folder (owned by their `node` user, uid 1000); an emptyDir here, the root filesystem is read-only. */
 const DATA_DIR = '/data';
 
+/**
+ * The API's drain after SIGTERM (SHUTDOWN_DRAIN_MS, api/src/server.ts): long enough for the Services to
+ * drop a terminating pod on every node (kube-proxy applies endpoint changes within about a second), short
+ * enough that a deleted pod is gone within a few seconds, far inside its 30 s grace period.
+ */
+export const API_SHUTDOWN_DRAIN_MS = 2000;
+
 export const urlsOf = (hosts: readonly string[]) => hosts.map((h) => `https://${h}`);
 
 /** In-cluster URL of a region's main API Service (what the standby fetches its snapshot from). */
@@ -50,6 +57,7 @@ function apiEnv(app: App, region: RegionSpec, defaults: BuildDefaults): EnvVar[]
     { name: 'GATEHOUSE_DB_REGION', value: region.locality ?? region.name },
     { name: 'STANDBY_BYPASS_URLS', value: urlsOf(region.hosts.bypass).join(',') },
     { name: 'STANDBY_FALLBACK_URLS', value: urlsOf(region.hosts.fallback).join(',') },
+    { name: 'SHUTDOWN_DRAIN_MS', value: String(API_SHUTDOWN_DRAIN_MS) },
   ];
   const db = region.databaseSecretRef;
   if (db) env.push({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: db.name, key: db.key } } });

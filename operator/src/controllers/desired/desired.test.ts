@@ -70,6 +70,7 @@ describe('desired objects', () => {
       STANDBY_BYPASS_URLS: 'https://bypass.a.eu.shop.example,https://bypass.b.eu.shop.example',
       STANDBY_FALLBACK_URLS:
         'https://fallbackapiv1.a.eu.shop.example,https://fallbackapiv1.b.eu.shop.example',
+      SHUTDOWN_DRAIN_MS: '2000',
     });
   });
 
