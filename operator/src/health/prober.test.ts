@@ -1,5 +1,7 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MainApiProber } from './prober.ts';
+import { httpProbe, MainApiProber } from './prober.ts';
 
 const settings = { intervalMs: 100, timeoutMs: 50, failAfter: 3, recoverAfter: 3 };
 
@@ -167,5 +169,42 @@ describe('MainApiProber at the shipped settings (switch speed and flap damping)'
     prober.stop();
     expect(changes.map((c) => c.healthy)).toEqual([true, false, true, false, true]);
     expect((changes[4]?.at ?? 0) - 75_000).toBeLessThanOrEqual(2000);
+  });
+});
+
+describe('httpProbe over real HTTP', () => {
+  let server: Server | undefined;
+  afterEach(() => new Promise<void>((done) => (server ? server.close(() => done()) : done())));
+
+  /** A server whose first `drop` connections are closed before any answer; the rest answer `status`. */
+  async function serve(drop: number, status: number) {
+    const seen = { connections: 0, requests: 0 };
+    server = createServer((_req, res) => {
+      seen.requests++;
+      res.writeHead(status, { connection: 'close' }).end();
+    });
+    server.on('connection', (socket: Socket) => {
+      if (++seen.connections <= drop) socket.destroy();
+    });
+    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
+    return { url: `http://127.0.0.1:${(server?.address() as AddressInfo).port}`, seen };
+  }
+
+  it('tries once more on a new connection when the first closes before any answer', async () => {
+    const { url, seen } = await serve(1, 200);
+    expect(await httpProbe(url, 2000)).toBe(true);
+    expect(seen).toEqual({ connections: 2, requests: 1 });
+  });
+
+  it('fails when the second connection fails too', async () => {
+    const { url, seen } = await serve(2, 200);
+    expect(await httpProbe(url, 2000)).toBe(false);
+    expect(seen.connections).toBe(2);
+  });
+
+  it('takes an answer as the verdict: a 503 is not tried again', async () => {
+    const { url, seen } = await serve(0, 503);
+    expect(await httpProbe(url, 2000)).toBe(false);
+    expect(seen).toEqual({ connections: 1, requests: 1 });
   });
 });

@@ -18,15 +18,23 @@ export const FLAP_DEFAULTS = { flapWindowMs: 60_000, flapHoldMs: 30_000 };
 /** One probe: true when `GET <baseUrl>/readyz` answers 2xx within the timeout. Injectable for tests. */
 export type ProbeFn = (baseUrl: string, timeoutMs: number) => Promise<boolean>;
 
+/**
+ * A probe whose connection fails before any answer (refused, reset, closed) is tried once more at once,
+ * within the same timeout: a Service or load balancer can still send a new connection to an instance that
+ * has just stopped listening (a pod deleted in a rolling update) while other instances serve, and that is
+ * not the region being down. An answer, whatever its status, and a timeout are the verdict as they come.
+ */
 export const httpProbe: ProbeFn = async (baseUrl, timeoutMs) => {
-  try {
-    const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/readyz`, {
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
+  const url = `${baseUrl.replace(/\/+$/, '')}/readyz`;
+  const signal = AbortSignal.timeout(timeoutMs);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(url, { signal });
+      await res.body?.cancel();
+      return res.ok;
+    } catch {
+      if (signal.aborted || attempt === 2) return false;
+    }
   }
 };
 
