@@ -53,7 +53,9 @@ window.addEventListener('load', function () {
 
 /**
  * Swagger UI's colours where its own fall short of WCAG AA contrast (4.5:1): white method badges on
- * light greens and blues, the version badges, the document URL and the Authorize button.
+ * light greens and blues, the version badges, the document URL and the Authorize button. Its example
+ * blocks grow and wrap instead of scrolling: a scrolling block holds nothing focusable, so a keyboard
+ * could not scroll it (axe: scrollable-region-focusable).
  */
 const CONTRAST = `.swagger-ui .opblock.opblock-post .opblock-summary-method { background: #0f7a4c; }
 .swagger-ui .opblock.opblock-get .opblock-summary-method { background: #1f5fa8; }
@@ -68,6 +70,7 @@ const CONTRAST = `.swagger-ui .opblock.opblock-post .opblock-summary-method { ba
 .swagger-ui .info .base-url, .swagger-ui .info a.link .url, .swagger-ui .url { color: #1f5fa8; }
 .swagger-ui .btn.authorize { color: #0f7a4c; border-color: #0f7a4c; }
 .swagger-ui .btn.authorize svg { fill: #0f7a4c; }
+.swagger-ui .highlight-code > .microlight { max-height: none; overflow: visible; white-space: pre-wrap; overflow-wrap: anywhere; }
 .swagger-ui .groups-title { font-family: sans-serif; font-size: 1.4rem; margin: 1.5rem 0 0.5rem; color: #3b4151; }
 `;
 
