@@ -147,19 +147,32 @@ describe('MainApiProber at the shipped settings (switch speed and flap damping)'
   it('5 cycles of 7 s down / 7 s up: every outage switches, but traffic stays on the standby after the second', async () => {
     vi.useFakeTimers();
     const cycles = 5;
-    const { prober, changes } = against((t) => t < cycles * 14_000 && t % 14_000 < 7000);
-    await vi.advanceTimersByTimeAsync(cycles * 14_000 + 40_000);
+    // Healthy for its first 2 s, then the cycles.
+    const cycle = (t: number) => t - 2000;
+    const { prober, changes } = against(
+      (t) => cycle(t) >= 0 && cycle(t) < cycles * 14_000 && cycle(t) % 14_000 < 7000,
+    );
+    await vi.advanceTimersByTimeAsync(2000 + cycles * 14_000 + 40_000);
     expect(prober.health('ns/app', 'eu')).toMatchObject({ healthy: true, damped: false });
     prober.stop();
     const downs = changes.filter((c) => !c.healthy);
     // Undamped, this is 5 switches each way; damped: down, back, down again and held until stable.
     expect(downs).toHaveLength(2);
-    expect(changes.filter((c) => c.healthy)).toHaveLength(2);
-    for (const d of downs) expect(d.at % 14_000).toBeLessThanOrEqual(2000);
+    expect(changes.filter((c) => c.healthy)).toHaveLength(3);
+    for (const d of downs) expect(cycle(d.at) % 14_000).toBeLessThanOrEqual(2000);
     // The last recovery waits for 30 s of good probes after the flapping stopped, then comes.
     const last = changes.at(-1);
     expect(last?.healthy).toBe(true);
-    expect(last?.at).toBeGreaterThanOrEqual(cycles * 14_000 - 7000 + 30_000);
+    expect(last?.at).toBeGreaterThanOrEqual(2000 + cycles * 14_000 - 7000 + 30_000);
+  });
+
+  it('a region that first comes up late (its pods starting) is not flapping when its first outage follows soon', async () => {
+    vi.useFakeTimers();
+    const { prober, changes } = against((t) => t < 6000 || (t >= 20_000 && t < 25_000));
+    await vi.advanceTimersByTimeAsync(40_000);
+    prober.stop();
+    expect(changes.map((c) => c.healthy)).toEqual([false, true, false, true]);
+    expect((changes[3]?.at ?? 0) - 25_000).toBeLessThanOrEqual(2000);
   });
 
   it('a single outage after a quiet minute is not damped: back within 2 s of the main API answering', async () => {
@@ -179,15 +192,16 @@ describe('httpProbe over real HTTP', () => {
   /** A server whose first `drop` connections are closed before any answer; the rest answer `status`. */
   async function serve(drop: number, status: number) {
     const seen = { connections: 0, requests: 0 };
-    server = createServer((_req, res) => {
+    const listening = createServer((_req, res) => {
       seen.requests++;
       res.writeHead(status, { connection: 'close' }).end();
     });
-    server.on('connection', (socket: Socket) => {
+    listening.on('connection', (socket: Socket) => {
       if (++seen.connections <= drop) socket.destroy();
     });
-    await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
-    return { url: `http://127.0.0.1:${(server?.address() as AddressInfo).port}`, seen };
+    server = listening;
+    await new Promise<void>((done) => listening.listen(0, '127.0.0.1', done));
+    return { url: `http://127.0.0.1:${(listening.address() as AddressInfo).port}`, seen };
   }
 
   it('tries once more on a new connection when the first closes before any answer', async () => {

@@ -52,9 +52,11 @@ export interface RegionHealth {
 interface Target extends RegionHealth {
   damped: boolean;
   url: string;
-  /** When the current run of successes began, and when the region last came back up. */
+  /** When the current run of successes began, and when the region last came back up after an outage. */
   upSince: number | undefined;
   recoveredAt: number | undefined;
+  /** Whether the region has been healthy since it was first probed. */
+  everHealthy: boolean;
   timer: NodeJS.Timeout | undefined;
   stopped: boolean;
 }
@@ -108,6 +110,7 @@ export class MainApiProber {
         damped: false,
         upSince: undefined,
         recoveredAt: undefined,
+        everHealthy: false,
         timer: undefined,
         stopped: false,
       };
@@ -171,7 +174,10 @@ export class MainApiProber {
       (before === undefined || (before === false && target.successes >= this.#settings.recoverAfter && held))
     ) {
       target.healthy = true;
-      if (before === false) target.recoveredAt = now;
+      // A region coming up for the first time (an App's pods starting while the probes already run) has
+      // not recovered from an outage: its next outage is not taken for flapping.
+      if (before === false && target.everHealthy) target.recoveredAt = now;
+      target.everHealthy = true;
       target.damped = false;
     }
     // 2. Down: failAfter failed probes in a row, always (damping never delays a switch to the standby).
