@@ -64,10 +64,14 @@ describe.runIf(run)('web widget in Chromium', () => {
       formPage('<div id="captcha"></div>'),
       hasTouch,
     );
-    const init = page.waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), { timeout: 60_000 });
+    // The body is read as soon as the answer comes: a page that submits its form right after verifying
+    // (button mode) navigates away, and Chromium then no longer holds the answer's body.
+    const init = page
+      .waitForResponse((r) => r.url().endsWith('/v1/challenge/init'), { timeout: 60_000 })
+      .then((r) => r.json());
     await render(page, { apiServer: suite.api.url, ...options });
     await start(page);
-    const body = await (await init).json();
+    const body = await init;
     return { page, init: body.data };
   }
 
