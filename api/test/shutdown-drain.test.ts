@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harness.ts';
+import { spawnApi } from './start-process.ts';
 
 /**
  * `node api/src/server.ts` stopped by SIGTERM with SHUTDOWN_DRAIN_MS: it keeps answering for the drain,
@@ -14,7 +13,6 @@ import { databaseAvailable, freshPostgresDatabase, TEST_DATABASE } from './harne
  * taken this instance out of rotation), then stops listening and exits 0. SIGINT stops at once.
  */
 
-const SERVER = resolve(import.meta.dirname, '../src/server.ts');
 const dirs: string[] = [];
 const drops: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -22,42 +20,18 @@ afterAll(async () => {
   for (const drop of drops) await drop();
 });
 
+/** `node api/src/server.ts` with `env` on a database of its own; `exited` resolves with its exit code. */
 async function startServer(env: Record<string, string>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gh-drain-'));
   dirs.push(dataDir);
-  const { DATABASE_URL: _db, ...inherited } = process.env;
   const database: Record<string, string> = {};
   if (TEST_DATABASE === 'postgres') {
     const fresh = await freshPostgresDatabase();
     drops.push(fresh.drop);
     database.DATABASE_URL = fresh.url;
   }
-  const child = spawn(process.execPath, [SERVER], {
-    env: {
-      ...inherited,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      PGLITE_DIR: 'memory://',
-      ...database,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, url } = await spawnApi({ DATA_DIR: dataDir, PGLITE_DIR: 'memory://', ...database, ...env });
   const exited = once(child, 'exit') as Promise<[number | null]>;
-  const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error('the API did not start in 90 s')), 90_000);
-    child.once('exit', (code) => fail(new Error(`the API exited with ${code}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === 'gatehouse api listening' && entry.url) {
-          clearTimeout(timer);
-          done(entry.url);
-        }
-      } catch {}
-    });
-  });
   return { child, url, exited };
 }
 

@@ -229,3 +229,49 @@ export function summary(name) {
     return out;
   };
 }
+
+/** An answer in a few words for the log: status and error code, or k6's transport error. */
+export function said(res) {
+  if (!res) return 'no request';
+  if (res.status === 0) return `no answer (${res.error})`;
+  const body = envelope(res);
+  return `${res.status} ${body?.error ?? ''}`.trim();
+}
+
+/** What solveOnHost's outcome was, for the log. */
+function outcome(host, x) {
+  if (x.failed) return `${host} failed: ${said(x.failed)}`;
+  if (x.online) return `${host} service_online`;
+  return `${host} answered ${said(x.error)}`;
+}
+
+/**
+ * One end user by the SDK's continuity rules (sdk/node/src/headless.ts): the region's main API; after a
+ * real failure there, its bypass host, waiting with back-off while that answers service_online (the
+ * standby has not seen the outage yet), for at most `waitMs`. Returns {token}, or {why} with the last
+ * outcome of each host for the failure's log line. `onMainFailed` is called for each real failure of the
+ * main host; with `stopWhenBothDown` a round where neither host answered ends it ({why, bothDown}: the
+ * client-only path), otherwise it is tried again.
+ */
+export function mintWithContinuity(
+  region,
+  appKey,
+  { tags, waitMs, onMainFailed = () => {}, stopWhenBothDown = false },
+) {
+  const deadline = Date.now() + waitMs;
+  let why = 'failover wait over before a first round';
+  for (let round = 0; Date.now() < deadline; round++) {
+    const main = solveOnHost(region.api, appKey, { tags });
+    if (main.token) return { token: main.token };
+    if (main.failed) onMainFailed();
+    why = outcome('main', main);
+    if (!main.failed) return { why }; // a 4xx answer: the same request elsewhere would get it too
+    const standby = solveOnHost(region.bypass, appKey, { tags });
+    if (standby.token) return { token: standby.token };
+    why = `${why}; ${outcome('bypass', standby)}`;
+    if (standby.failed && stopWhenBothDown) return { why, bothDown: true };
+    if (!standby.online && !standby.failed) return { why };
+    sleep(Math.min(1, 0.1 * 2 ** round));
+  }
+  return { why: `${why} (failover wait of ${waitMs} ms over)` };
+}

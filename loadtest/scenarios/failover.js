@@ -16,9 +16,10 @@ import {
   envelope,
   hostFailed,
   loadTarget,
+  mintWithContinuity,
   postJson,
   requireUp,
-  solveOnHost,
+  said,
   summary,
   validate,
   waitFor,
@@ -94,42 +95,6 @@ function phase(startedAt) {
   return 'recovered';
 }
 
-/** An answer in a few words for the log: status and error code, or k6's transport error. */
-function said(res) {
-  if (!res) return 'no request';
-  if (res.status === 0) return `no answer (${res.error})`;
-  const body = envelope(res);
-  return `${res.status} ${body?.error ?? ''}`.trim();
-}
-
-/** What solveOnHost's outcome was, for the log. */
-function outcome(host, x) {
-  if (x.failed) return `${host} failed: ${said(x.failed)}`;
-  if (x.online) return `${host} service_online`;
-  return `${host} answered ${said(x.error)}`;
-}
-
-/**
- * One end user: the SDK's continuity rules, written out (sdk/node/src/headless.ts). Returns {token} or
- * {why}: the last outcome of each host, for the failure's log line.
- */
-function mint(region, tags) {
-  const deadline = Date.now() + FAILOVER_WAIT_MS;
-  let why = 'failover wait over before a first round';
-  for (let round = 0; Date.now() < deadline; round++) {
-    const main = solveOnHost(region.api, target.apps.test.appKey, { tags });
-    if (main.token) return { token: main.token };
-    why = outcome('main', main);
-    if (!main.failed) return { why }; // a 4xx answer: the same request elsewhere would get it too
-    const standby = solveOnHost(region.bypass, target.apps.test.appKey, { tags });
-    if (standby.token) return { token: standby.token };
-    why = `${why}; ${outcome('standby', standby)}`;
-    if (!standby.online && !standby.failed) return { why };
-    sleep(Math.min(1, 0.1 * 2 ** round)); // service_online: the standby has not seen the outage yet
-  }
-  return { why: `${why} (failover wait of ${FAILOVER_WAIT_MS} ms over)` };
-}
-
 /** The backend: main /v1/validate, then the fallback host after a real failure. */
 function backendValidate(region, token, key, tags) {
   const main = validate(region.api, target.apps.test, token, { idempotencyKey: key, tags });
@@ -148,7 +113,10 @@ export function endUser(data) {
   const tried = [];
   // An end user whose token died in flight with its instance (the backend had no verdict) tries again.
   for (let attempt = 0; attempt < 3 && !accepted; attempt++) {
-    const { token, why } = mint(region, tags);
+    const { token, why } = mintWithContinuity(region, target.apps.test.appKey, {
+      tags,
+      waitMs: FAILOVER_WAIT_MS,
+    });
     if (!token) {
       tried.push(`mint: ${why}`);
       break;

@@ -20,7 +20,15 @@ import { check, sleep } from 'k6';
 import exec from 'k6/execution';
 import http from 'k6/http';
 import { Counter } from 'k6/metrics';
-import { envelope, hostFailed, postJson, solveOnHost, summary, validate } from '../../../lib/gatehouse.js';
+import {
+  envelope,
+  hostFailed,
+  mintWithContinuity,
+  postJson,
+  said,
+  summary,
+  validate,
+} from '../../../lib/gatehouse.js';
 import { seconds } from '../../../lib/profiles.js';
 
 const target = JSON.parse(open(__ENV.ENDPOINTS));
@@ -93,32 +101,6 @@ function report(region, phase, outcome) {
   postJson(target.control, { region: region.name, phase, outcome }, { tags: { name: 'control' } });
 }
 
-/** A token from the main API, else from a bypass host (service_online: the standby has not switched yet). */
-function mint(region, tags) {
-  const deadline = Date.now() + FAILOVER_WAIT_MS;
-  let why = 'failover wait over before a first round';
-  for (let round = 0; Date.now() < deadline; round++) {
-    const main = solveOnHost(region.api, target.apps.test.appKey, { tags });
-    if (main.token) return { token: main.token };
-    if (main.failed) mainHostFailures.add(1, tags);
-    why = main.failed ? `main failed: ${said(main.failed)}` : `main answered ${said(main.error)}`;
-    if (!main.failed) return { why };
-    const standby = solveOnHost(region.bypass, target.apps.test.appKey, { tags });
-    if (standby.token) return { token: standby.token };
-    if (standby.failed) return { why: `${why}; bypass failed: ${said(standby.failed)}`, bothDown: true };
-    if (!standby.online) return { why: `${why}; bypass answered ${said(standby.error)}` };
-    why = `${why}; bypass service_online`;
-    sleep(Math.min(1, 0.1 * 2 ** round));
-  }
-  return { why: `${why} (failover wait of ${FAILOVER_WAIT_MS} ms over)` };
-}
-
-function said(res) {
-  if (res.status === 0) return `no answer (${res.error})`;
-  const body = envelope(res);
-  return `${res.status} ${body?.error ?? ''}`.trim();
-}
-
 /**
  * The integrator, by the Node SDK's rules (sdk/node/src/transport.ts): one idempotency key for every
  * attempt; `offline_` tokens on the fallback host first, then the main host; the main host retried up to
@@ -147,7 +129,12 @@ function integratorValidate(region, token, tags) {
 
 function endUser(region, phase) {
   const tags = { region: region.name, phase };
-  const minted = mint(region, tags);
+  const minted = mintWithContinuity(region, target.apps.test.appKey, {
+    tags,
+    waitMs: FAILOVER_WAIT_MS,
+    onMainFailed: () => mainHostFailures.add(1, tags),
+    stopWhenBothDown: true,
+  });
   if (!minted.token) {
     // Neither of the region's hosts answers: the SDK would hand out a client-side co_ token, which the
     // integrator cannot verify (its own risk rules decide). Counted apart, and as a failed verification.
