@@ -148,6 +148,12 @@ describe('checkTrajectory, keyboard', () => {
     );
   });
 
+  it('accepts a short, evenly tapped run (six intervals within 5 % of each other)', () => {
+    const p = humanKeys(seededRandom(1577348857), 75);
+    expect(p).toHaveLength(8);
+    expect(keys(p)).toBeNull();
+  });
+
   it('needs no vertical movement', () => {
     const p = humanKeys(seededRandom('k'), 150);
     expect(p.every((q) => q.y === 0)).toBe(true);

@@ -44,10 +44,13 @@ export const TRAJECTORY_LIMITS = {
   minKeyIntervalMs: 15,
   /**
    * Coefficient of variation of key intervals below this is a script's fixed timer. Low on purpose: a
-   * steady tapper reaches 0.05–0.1, a timer about 0.01. Only judged from this many intervals up.
+   * steady tapper reaches 0.05–0.1, a timer about 0.01. Only judged from this many intervals up: the
+   * variation of five or six intervals spreads so widely by chance that a person's short run can look
+   * like a timer, and a keyboard user must never be refused for typing evenly (the keyboard path's price
+   * is its proof-of-work, not its timing).
    */
   minKeyIntervalVariation: 0.05,
-  minKeyIntervalsJudged: 5,
+  minKeyIntervalsJudged: 7,
   /**
    * A keyboard run ends with the confirming key (Enter or Space, a point that does not move) at least this
    * long after the last move: a person presses it after seeing the piece sit in the gap, and a visual
