@@ -7,6 +7,7 @@ import {
   verifyChallenge,
   viewToJson,
 } from '@gatehouse/core/challenges';
+import type { OfflineInitAnswer, OfflineSubmitAnswer } from '@gatehouse/core/challenges/wire';
 import { randomId } from '@gatehouse/core/crypto';
 import { GatehouseError } from '@gatehouse/core/errors';
 import type { ConsumptionStore } from '@gatehouse/core/offline-consumption';
@@ -87,7 +88,7 @@ export async function startOfflineChallenge(
   app: SnapshotApp,
   input: { action: string; ip: string; platform: string; referer: string | null; cdata?: string | undefined },
   keyboardSeconds = DEFAULT_KEYBOARD_POW_SECONDS,
-) {
+): Promise<OfflineInitAnswer> {
   const id = `ch_${randomId(12)}`;
   const exp = Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS;
   const puzzle = createPuzzle(app.test_mode ? TEST_MODE_POW : difficultyForScore(STANDBY_SCORE));
@@ -113,11 +114,11 @@ export async function startOfflineChallenge(
     app.id,
   );
   return {
-    mode: 'challenge' as const,
+    mode: 'challenge',
     offline: true,
     challenge_id: id,
     challenge,
-    tier: app.test_mode ? ('invisible' as const) : ('hard' as const),
+    tier: app.test_mode ? 'invisible' : 'hard',
     expires_in: CHALLENGE_TTL_SECONDS,
     pow: puzzle,
     // The accessible alternative is offered here too (offline-alternative.ts, docs/accessibility.md).
@@ -146,7 +147,7 @@ export async function submitOfflineChallenge(
   store: ConsumptionStore,
   app: SnapshotApp,
   body: { challenge_id: string; challenge: string; pow?: unknown; answer?: unknown },
-) {
+): Promise<OfflineSubmitAnswer> {
   const c = openOfflineChallenge(keys.challenge, app, body);
   const kind: ChallengeKind | undefined = c.img === undefined ? undefined : (c.kind ?? 'slide');
   const answer = (typeof body.answer === 'object' && body.answer) || {};

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postJson, startTestApi, type TestApi } from '@gatehouse/api/testing';
+import { offlineInitAnswer, offlineSubmitAnswer } from '@gatehouse/core/challenges/wire';
 import { MemoryConsumptionStore } from '@gatehouse/core/offline-consumption';
 import { MemoryOfflineTrust } from '@gatehouse/core/offline-trust';
 import { type Puzzle, solvePuzzle } from '@gatehouse/core/pow';
@@ -61,15 +62,17 @@ describe('standby: service_online, failover, offline tokens', () => {
       action: 'login',
     });
     expect(init.status).toBe(200);
-    const pow = await solvePuzzle(init.body.data.pow as Puzzle);
+    // The widget reads a standby's answers by the shared wire schemas: each answer must be one.
+    const challenge = offlineInitAnswer.parse(init.body.data);
+    const pow = await solvePuzzle(challenge.pow as Puzzle);
     const submit = await postJson(`${standby.urls.bypass}/v1/challenge/submit`, {
       app_key: appKey,
-      challenge_id: init.body.data.challenge_id,
-      challenge: init.body.data.challenge,
+      challenge_id: challenge.challenge_id,
+      challenge: challenge.challenge,
       pow,
     });
     expect(submit.status).toBe(200);
-    return submit.body.data.pass_token as string;
+    return offlineSubmitAnswer.parse(submit.body.data).pass_token;
   }
 
   it('answers service_online (HTTP 503, code -1) on both roles while the main API is up', async () => {
@@ -149,7 +152,11 @@ describe('standby: service_online, failover, offline tokens', () => {
       app_key: strictApp.appKey,
       action: 'login',
     });
-    expect(init.body.data).toMatchObject({ tier: 'hard', offline: true, image: { alternative: true } });
+    expect(offlineInitAnswer.parse(init.body.data)).toMatchObject({
+      tier: 'hard',
+      offline: true,
+      image: { alternative: true },
+    });
     // The main API's default kinds: the slide only for an app that names it (offline-kinds.test.ts).
     expect(['click', 'select']).toContain(init.body.data.image.kind);
     const pow = await solvePuzzle(init.body.data.pow as Puzzle);

@@ -49,6 +49,16 @@ export const submitAnswer = z.strictObject({
   expires_in: z.int(),
 });
 
+/**
+ * `data` of POST /v1/challenge/init on a standby (`bypass.`) host while it serves: always a challenge (a
+ * standby has no quota to degrade from), marked `offline`, which tells a widget pointed at a standby as its
+ * main API that it is.
+ */
+export const offlineInitAnswer = initAnswer.options[1].extend({ offline: z.literal(true) });
+
+/** `data` of POST /v1/challenge/submit on a standby host: an `offline_` token, valid at the fallback host. */
+export const offlineSubmitAnswer = submitAnswer.extend({ pass_token: z.string().regex(/^offline_/) });
+
 /** `data` of POST /v1/challenge/alternative: the accessible alternative's sealed ticket and its puzzle. */
 export const alternativeAnswer = z.strictObject({
   ticket: z.string().meta({
@@ -72,5 +82,11 @@ export type InitAnswer<View = unknown> =
   | Extract<Init, { mode: 'degraded' }>
   | (Omit<Challenge, 'image' | 'pow'> & { pow?: unknown; image?: ImageOffer<View> });
 
+/** A standby host's init answer, its picture typed by the reader as in {@link InitAnswer}. */
+export type OfflineInitAnswer<View = unknown> = Extract<InitAnswer<View>, { mode: 'challenge' }> & {
+  offline: true;
+};
+
 export type SubmitAnswer = z.output<typeof submitAnswer>;
+export type OfflineSubmitAnswer = z.output<typeof offlineSubmitAnswer>;
 export type AlternativeAnswer = z.output<typeof alternativeAnswer>;

@@ -4,6 +4,7 @@
  * from. What the page learnt (the main API failed lately, which standby host answered) is shared by the
  * widgets of the page.
  */
+import type { OfflineInitAnswer } from '@gatehouse/core/challenges/wire';
 import {
   type Attempt,
   bypassOrder,
@@ -107,7 +108,7 @@ export class Route {
             this.main = target.base;
           }
           this.state().mainFailedAt = undefined;
-          if ((data as { offline?: boolean })?.offline)
+          if ((data as Partial<OfflineInitAnswer> | null)?.offline)
             warnOnce('offline', `${target.base} is a standby host. ${SETTING}`);
           void discover(this.main, source);
         } else {
