@@ -24,6 +24,17 @@ export const imageOffer = z.strictObject({
 
 const challengeId = z.string().regex(/^ch_/);
 
+/** A challenge to solve: the answer of POST /v1/challenge/init when one is served. */
+const challengeAnswer = z.strictObject({
+  mode: z.literal('challenge'),
+  challenge_id: challengeId,
+  challenge: z.string().meta({ description: 'Sealed (AES-256-GCM): send it back unchanged.' }),
+  tier: z.enum(['invisible', 'image', 'hard']),
+  expires_in: z.int(),
+  pow: opaque('Proof-of-work puzzle (core/src/pow): solve it in a Web Worker.').optional(),
+  image: imageOffer.optional(),
+});
+
 /** `data` of POST /v1/challenge/init: a challenge, or a `dg_` token when the app's quota is exhausted. */
 export const initAnswer = z.discriminatedUnion('mode', [
   z.strictObject({
@@ -31,15 +42,7 @@ export const initAnswer = z.discriminatedUnion('mode', [
     pass_token: z.string().regex(/^dg_/),
     expires_in: z.int(),
   }),
-  z.strictObject({
-    mode: z.literal('challenge'),
-    challenge_id: challengeId,
-    challenge: z.string().meta({ description: 'Sealed (AES-256-GCM): send it back unchanged.' }),
-    tier: z.enum(['invisible', 'image', 'hard']),
-    expires_in: z.int(),
-    pow: opaque('Proof-of-work puzzle (core/src/pow): solve it in a Web Worker.').optional(),
-    image: imageOffer.optional(),
-  }),
+  challengeAnswer,
 ]);
 
 /** `data` of POST /v1/challenge/submit: the pass token one solved challenge yields. */
@@ -54,7 +57,7 @@ export const submitAnswer = z.strictObject({
  * standby has no quota to degrade from), marked `offline`, which tells a widget pointed at a standby as its
  * main API that it is.
  */
-export const offlineInitAnswer = initAnswer.options[1].extend({ offline: z.literal(true) });
+export const offlineInitAnswer = challengeAnswer.extend({ offline: z.literal(true) });
 
 /** `data` of POST /v1/challenge/submit on a standby host: an `offline_` token, valid at the fallback host. */
 export const offlineSubmitAnswer = submitAnswer.extend({ pass_token: z.string().regex(/^offline_/) });
