@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { applyApp, deleteApp, installChart, NS, solveInAValidateInB, uninstallChart } from './gatehouse.ts';
-import { clusterEnv, Kube, podReady } from './harness.ts';
+import { clusterEnv, isReady, Kube } from './harness.ts';
 
 /**
  * The chart installed with `helm install` on the local cluster, then an App applied as a platform team
@@ -37,7 +37,7 @@ describe.skipIf(skip)('the chart and an App on real pods', () => {
     expect(of('operator').length).toBeGreaterThanOrEqual(1);
     expect(of('admin-api').length).toBeGreaterThanOrEqual(1);
     for (const p of [...of('operator'), ...of('admin-api')]) {
-      expect(podReady(p), p.metadata.name).toBe(true);
+      expect(isReady(p), p.metadata.name).toBe(true);
       expect(p.spec.containers[0].readinessProbe, p.metadata.name).toBeDefined();
     }
   });

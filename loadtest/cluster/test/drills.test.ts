@@ -11,16 +11,7 @@ import {
   ownedBy,
   uninstallChart,
 } from './gatehouse.ts';
-import {
-  CLUSTER_DIR,
-  clusterEnv,
-  forward,
-  Kube,
-  type KubeObject,
-  podReady,
-  run,
-  waitFor,
-} from './harness.ts';
+import { CLUSTER_DIR, clusterEnv, forward, isReady, Kube, type KubeObject, run, waitFor } from './harness.ts';
 import { DrillLoad, type K6Result, k6Missing, type RegionTarget } from './k6.ts';
 
 /**
@@ -75,11 +66,6 @@ async function readyEndpoints(kube: Kube, service: string): Promise<number> {
     .flatMap((s) => (s.endpoints as { conditions?: { ready?: boolean } }[] | undefined) ?? [])
     .filter((e) => e.conditions?.ready !== false).length;
 }
-
-const nodeReady = (node: KubeObject) =>
-  (node.status?.conditions ?? []).some(
-    (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
-  );
 
 const containerd = (region: string) => `${CLUSTER_DIR}/nodes/${region}/containerd/containerd.sock`;
 const ctr = (region: string, ...args: string[]) =>
@@ -182,7 +168,7 @@ describe.skipIf(skip)('drills on real pods', () => {
     if (startKubelet(a)) {
       console.warn(`kubelet of ${a} started again after a failure`);
       await waitFor(`node-${a} Ready`, 120_000, async () =>
-        nodeReady(await kube.get(`/api/v1/nodes/node-${a}`)),
+        isReady(await kube.get(`/api/v1/nodes/node-${a}`)),
       );
     }
     console.log(`drill figures (ms unless named):\n${JSON.stringify(figures, null, 2)}`);
@@ -226,7 +212,7 @@ describe.skipIf(skip)('drills on real pods', () => {
     expect(since(started)).toBeLessThan(grace * 1000);
     await waitFor('the region back to 2 Ready API pods', 120_000, async () => {
       const pods = await apiPods(kube, a);
-      return pods.length === 2 && pods.every(podReady);
+      return pods.length === 2 && pods.every(isReady);
     });
   });
 
@@ -280,7 +266,7 @@ describe.skipIf(skip)('drills on real pods', () => {
       await repair();
       const readyAt = await waitFor('the API pods Ready again', 180_000, async () => {
         const now = await apiPods(kube, a);
-        return now.length === 2 && now.every(podReady) ? Date.now() : undefined;
+        return now.length === 2 && now.every(isReady) ? Date.now() : undefined;
       });
       f.readyAfterRepairMs = readyAt - repairedAt;
       await waitFor('the bypass standby stepping back', 60_000, async () => !(await serving(urls.bypassA)));
@@ -348,7 +334,7 @@ describe.skipIf(skip)('drills on real pods', () => {
       // The pods are unready through the back-off; a poll that missed it sees the second restart.
       async () => {
         const pods = await apiPods(kube, a);
-        return pods.every((p) => !podReady(p)) || restarts(pods) >= restartsBefore + pods.length;
+        return pods.every((p) => !isReady(p)) || restarts(pods) >= restartsBefore + pods.length;
       },
       async () => {
         // The kubelet restarts the killed containers by itself.
@@ -370,7 +356,7 @@ describe.skipIf(skip)('drills on real pods', () => {
       await standbyDrill(
         'databaseCut',
         () => cutDatabase(a),
-        async () => (await apiPods(kube, a)).every((p) => !podReady(p)),
+        async () => (await apiPods(kube, a)).every((p) => !isReady(p)),
         async () => {
           expect(await restoreDatabase(a)).toBe(true);
         },
@@ -420,7 +406,7 @@ describe.skipIf(skip)('drills on real pods', () => {
           const done =
             pods.length === 2 &&
             pods.every(
-              (p) => podReady(p) && !p.metadata.deletionTimestamp && p.spec.containers[0].image === image,
+              (p) => isReady(p) && !p.metadata.deletionTimestamp && p.spec.containers[0].image === image,
             );
           if (!done) return false;
         }
@@ -464,7 +450,7 @@ describe.skipIf(skip)('drills on real pods', () => {
       await waitFor(
         `${node} NotReady`,
         180_000,
-        async () => !nodeReady(await kube.get(`/api/v1/nodes/${node}`)),
+        async () => !isReady(await kube.get(`/api/v1/nodes/${node}`)),
       );
       f.nodeNotReadyMs = since(stoppedAt);
       load.phase = 'node-not-ready';
@@ -487,11 +473,11 @@ describe.skipIf(skip)('drills on real pods', () => {
       load.phase = 'kubelet-back';
       const backAt = Date.now();
       expect(startKubelet(a)).toBe(true);
-      await waitFor(`${node} Ready`, 120_000, async () => nodeReady(await kube.get(`/api/v1/nodes/${node}`)));
+      await waitFor(`${node} Ready`, 120_000, async () => isReady(await kube.get(`/api/v1/nodes/${node}`)));
       f.nodeReadyAfterKubeletMs = since(backAt);
       await waitFor('region a’s pods Ready with endpoints', 120_000, async () => {
         for (const c of ['api', 'bypass', 'fallback'])
-          if (!(await appPods(kube, a, c)).every(podReady)) return false;
+          if (!(await appPods(kube, a, c)).every(isReady)) return false;
         return (await readyEndpoints(kube, `${APP}-${a}-api`)) === 2;
       });
       f.endpointsBackAfterKubeletMs = since(backAt);
@@ -506,9 +492,7 @@ describe.skipIf(skip)('drills on real pods', () => {
       );
     } finally {
       if (startKubelet(a))
-        await waitFor(`${node} Ready`, 120_000, async () =>
-          nodeReady(await kube.get(`/api/v1/nodes/${node}`)),
-        );
+        await waitFor(`${node} Ready`, 120_000, async () => isReady(await kube.get(`/api/v1/nodes/${node}`)));
       const result = await load.stop();
       f.byPhase = JSON.stringify(load.byPhase);
       f.tally = JSON.stringify(load.tally);
@@ -520,6 +504,6 @@ describe.skipIf(skip)('drills on real pods', () => {
     }
     // No pod was replaced: the same pods came back (the eviction of an unreachable node's pods waits 300 s).
     for (const c of ['api', 'bypass', 'fallback'])
-      expect((await appPods(kube, a, c)).every(podReady)).toBe(true);
+      expect((await appPods(kube, a, c)).every(isReady)).toBe(true);
   });
 });

@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Gatehouse } from '@gatehouse/node';
 import { solveChallenge } from '@gatehouse/node/headless';
 import { expect } from 'vitest';
@@ -8,10 +6,11 @@ import {
   clusterEnv,
   forward,
   helm,
+  isReady,
   type Kube,
   type KubeObject,
-  podReady,
   ROOT,
+  run,
   script,
   waitFor,
 } from './harness.ts';
@@ -20,7 +19,6 @@ import {
 
 export const NS = 'gatehouse-system';
 const POSTGRES = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const run = promisify(execFile);
 const psql = (sql: string) => run('psql', [POSTGRES, '-v', 'ON_ERROR_STOP=1', '-qc', sql]);
 
 /** A fresh database on the host's PostgreSQL (dropped first if a failed run left it). */
@@ -130,8 +128,8 @@ export async function applyApp(
   try {
     return await waitFor(`every pod of App ${name} Ready`, 180_000, async () => {
       const items = await kube.list(`/api/v1/namespaces/${NS}/pods?${ownedBy(name)}`);
-      seen = items.map((p) => `${p.metadata.name}: ${podReady(p) ? 'Ready' : p.status?.phase}`).join(', ');
-      return items.length === regions.length * (apiReplicas + 2) && items.every(podReady) ? items : undefined;
+      seen = items.map((p) => `${p.metadata.name}: ${isReady(p) ? 'Ready' : p.status?.phase}`).join(', ');
+      return items.length === regions.length * (apiReplicas + 2) && items.every(isReady) ? items : undefined;
     });
   } catch (e) {
     throw new Error(`${e} (pods: ${seen})`);

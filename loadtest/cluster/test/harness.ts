@@ -193,8 +193,9 @@ export async function waitFor<T>(
   }
 }
 
-export const podReady = (p: KubeObject) =>
-  (p.status?.conditions ?? []).some(
+/** A pod's or a node's Ready condition is True. */
+export const isReady = (o: KubeObject) =>
+  (o.status?.conditions ?? []).some(
     (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
   );
 

@@ -11,7 +11,7 @@ import {
   NS,
   solveInAValidateInB,
 } from './gatehouse.ts';
-import { clusterEnv, Kube, type KubeObject, podReady, ROOT, run, TOOLS_BIN, waitFor } from './harness.ts';
+import { clusterEnv, isReady, Kube, type KubeObject, ROOT, run, TOOLS_BIN, waitFor } from './harness.ts';
 
 /**
  * The manifests of `k8s/` installed without Helm, as docs/deploy.md ("With kustomize") tells a platform
@@ -96,8 +96,8 @@ describe.skipIf(skip)('k8s/ installed with kustomize on real pods', () => {
     const pods = await waitFor('the operator and the admin API Ready', 180_000, async () => {
       const items = await kube.list(`/api/v1/namespaces/${NS}/pods`);
       const of = (c: string) => items.filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === c);
-      const ready = [...of('operator'), ...of('admin-api')].filter(podReady);
-      return ready.length >= 2 && of('operator').some(podReady) && of('admin-api').some(podReady)
+      const ready = [...of('operator'), ...of('admin-api')].filter(isReady);
+      return ready.length >= 2 && of('operator').some(isReady) && of('admin-api').some(isReady)
         ? ready
         : undefined;
     });

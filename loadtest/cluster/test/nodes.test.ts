@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { clusterEnv, forward, Kube, type KubeObject, podReady, script, waitFor } from './harness.ts';
+import { clusterEnv, forward, isReady, Kube, type KubeObject, script, waitFor } from './harness.ts';
 
 /**
  * The local cluster itself: one node per region, each in its own network namespace and labelled with its
@@ -101,7 +101,7 @@ describe.skipIf(skip)('the local cluster', () => {
     });
     const pods = await waitFor('a Ready pod per region', 120_000, async () => {
       const items = await kube.list(`/api/v1/namespaces/${NS}/pods`);
-      return items.length === 2 && items.every(podReady) ? items : undefined;
+      return items.length === 2 && items.every(isReady) ? items : undefined;
     });
     const nodeOf = Object.fromEntries(
       pods.map((p: KubeObject) => [p.metadata.labels?.region, p.spec.nodeName]),
