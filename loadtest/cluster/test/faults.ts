@@ -10,7 +10,8 @@ import { CLUSTER_DIR, clusterEnv, run } from './harness.ts';
  */
 
 const netns = (region: string) => `--net=/run/netns/gh-${region}`;
-const inNode = (region: string, cmd: string, ...args: string[]) =>
+/** Runs a command in a node's network namespace. */
+export const inNode = (region: string, cmd: string, ...args: string[]) =>
   run('nsenter', [netns(region), cmd, ...args]);
 
 /**

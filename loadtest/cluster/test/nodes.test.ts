@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { inNode } from './faults.ts';
 import { clusterEnv, forward, isReady, Kube, type KubeObject, script, waitFor } from './harness.ts';
 
 /**
@@ -47,6 +48,26 @@ function deployment(region: string, peer: string) {
       },
     },
   };
+}
+
+/** What the way from a node to a Service and its pod holds, printed when the Service does not answer. */
+async function pathFrom(region: string, serviceIp: string, podIp: string | undefined): Promise<string> {
+  const out = (cmd: string, ...args: string[]) =>
+    inNode(region, cmd, ...args).then(
+      (r) => r.stdout.trim(),
+      (e: Error) => `failed: ${e.message}`,
+    );
+  const nat = await out('iptables-save', '-t', 'nat');
+  return [
+    `from node-${region}: routes\n${await out('ip', 'route')}`,
+    `NAT rules naming ${serviceIp}:\n${
+      nat
+        .split('\n')
+        .filter((l) => l.includes(serviceIp))
+        .join('\n') || '(none)'
+    }`,
+    `the pod ${podIp}:8080 directly: ${await out('timeout', '3', 'bash', '-c', `exec 3<>/dev/tcp/${podIp}/8080 && echo connected`)}`,
+  ].join('\n');
 }
 
 describe.skipIf(skip)('the local cluster', () => {
@@ -111,7 +132,12 @@ describe.skipIf(skip)('the local cluster', () => {
     const url = await forward('nodes-test', PORT, `${NS}/web-${a}:80`, b);
     const direct = await waitFor('the Service answers', 30_000, () =>
       fetch(`${url}/`).then((r) => (r.ok ? r.text() : undefined)),
-    );
+    ).catch(async (error) => {
+      const pod = pods.find((p: KubeObject) => p.metadata.labels?.region === a);
+      const service = await kube.get(`/api/v1/namespaces/${NS}/services/web-${a}`);
+      console.error(await pathFrom(b, service.spec.clusterIP, pod?.status?.podIP));
+      throw error;
+    });
     expect(direct).toMatch(new RegExp(`^web-${a}-\\S+ node-${a}$`));
     // From the pod of region a, by the DNS name of region b's Service: across the two nodes' namespaces.
     const peer = await waitFor('the peer answers', 30_000, () =>
