@@ -104,6 +104,13 @@ export function solvePuzzle(p) {
 }
 
 /**
+ * How long one request of an end user waits for its answer: the Node SDK's headless client's default
+ * (sdk/node/src/headless.ts, timeoutMs), so that a request that will never be answered (a connection to an
+ * instance that is gone) costs what it costs the SDK, not k6's default of a minute.
+ */
+const END_USER_TIMEOUT = '10s';
+
+/**
  * init → proof-of-work → submit on one host. Returns {token, res} on success, {failed: res} when the
  * host really failed, {online: true} for service_online (at init or submit), {error: res} for any other answer.
  */
@@ -111,7 +118,7 @@ export function solveOnHost(base, appKey, { headers = {}, tags = {} } = {}) {
   const init = postJson(
     `${base}/v1/challenge/init`,
     { app_key: appKey, action: ACTION },
-    { headers, tags: { name: 'init', ...tags } },
+    { headers, tags: { name: 'init', ...tags }, timeout: END_USER_TIMEOUT },
   );
   if (hostFailed(init)) return { failed: init };
   const body = envelope(init);
@@ -125,7 +132,7 @@ export function solveOnHost(base, appKey, { headers = {}, tags = {} } = {}) {
   const submit = postJson(
     `${base}/v1/challenge/submit`,
     { app_key: appKey, challenge_id: d.challenge_id, challenge: d.challenge, pow },
-    { headers, tags: { name: 'submit', ...tags } },
+    { headers, tags: { name: 'submit', ...tags }, timeout: END_USER_TIMEOUT },
   );
   if (hostFailed(submit)) return { failed: submit };
   // A standby that stepped back between init and submit (the main API is answering again): as the SDKs
